@@ -1,0 +1,212 @@
+"""Settings: where toolsmith keeps its data and how it behaves.
+
+Settings come from three layers, later ones winning: built-in defaults, the TOML file
+``config.toml`` in the toolsmith home (or ``TOOLSMITH_CONFIG``), and ``TOOLSMITH_*``
+environment variables. The home directory is ``TOOLSMITH_HOME`` when set, otherwise the
+platform's user data directory. Every bad value raises :class:`ConfigError` naming the
+setting, so the user knows exactly what to change.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from toolsmith.errors import ConfigError
+from toolsmith.sandbox.limits import Limits
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised only on 3.10
+    import tomli as tomllib
+
+REVIEW_POLICIES = ("auto", "required")
+SANDBOX_BACKENDS = ("auto", "bwrap", "process")
+SEARCH_BACKENDS = ("ddgs", "searxng", "pypi")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything configurable about one toolsmith installation."""
+
+    home: Path
+    review: str = "auto"
+    quarantine_after: int = 3
+    dedup_threshold: float = 0.55
+    pre_retrieval: bool = True
+    # sandbox
+    sandbox_backend: str = "auto"
+    network: bool = True
+    limits: Limits = field(default_factory=Limits)
+    # packages
+    index_url: str | None = None
+    allow_packages: tuple[str, ...] = ()
+    only_binary: bool = True
+    # search
+    search_backends: tuple[str, ...] = SEARCH_BACKENDS
+    searxng_url: str | None = None
+    # budgets per task (0 means unlimited for tokens and wall time)
+    max_steps: int = 20
+    max_tokens: int = 0
+    max_wall_s: float = 0.0
+    max_nudges: int = 2
+    # model price table: model name -> (input, output) in currency units per million tokens
+    prices: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+
+    @property
+    def db_path(self) -> Path:
+        return self.home / "library.db"
+
+    @property
+    def envs_dir(self) -> Path:
+        return self.home / "envs"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.home / "cache"
+
+    @property
+    def trajectories_dir(self) -> Path:
+        return self.home / "trajectories"
+
+    def with_home(self, home: Path) -> Settings:
+        return replace(self, home=home)
+
+    @classmethod
+    def load(cls, home: Path | None = None, env: Mapping[str, str] | None = None) -> Settings:
+        """Resolve settings from the home directory's config file and the environment."""
+        env = os.environ if env is None else env
+        resolved_home = Path(home) if home else default_home(env)
+        config_file = Path(env["TOOLSMITH_CONFIG"]) if env.get("TOOLSMITH_CONFIG") else None
+        data = read_config_file(config_file or resolved_home / "config.toml", required=bool(config_file))
+        return _from_layers(resolved_home, data, env)
+
+
+def default_home(env: Mapping[str, str]) -> Path:
+    """``TOOLSMITH_HOME``, or the platform's per-user data directory."""
+    if env.get("TOOLSMITH_HOME"):
+        return Path(env["TOOLSMITH_HOME"]).expanduser()
+    return Path(platformdirs.user_data_dir("toolsmith", appauthor=False))
+
+
+def read_config_file(path: Path, *, required: bool = False) -> dict[str, Any]:
+    if not path.exists():
+        if required:
+            raise ConfigError(f"Config file {path} does not exist.", setting="TOOLSMITH_CONFIG")
+        return {}
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"Cannot read config file {path}: {exc}", setting=str(path)) from exc
+
+
+def _from_layers(home: Path, data: dict[str, Any], env: Mapping[str, str]) -> Settings:
+    sandbox = _table(data, "sandbox")
+    packages = _table(data, "packages")
+    search = _table(data, "search")
+    budget = _table(data, "budget")
+    try:
+        limits = Limits.from_mapping(sandbox)
+    except ValueError as exc:
+        raise ConfigError(str(exc), setting="sandbox") from exc
+
+    values: dict[str, Any] = {
+        "review": _choice(env.get("TOOLSMITH_REVIEW", data.get("review", "auto")), REVIEW_POLICIES, "review"),
+        "quarantine_after": _int(data.get("quarantine_after", 3), "quarantine_after", minimum=1),
+        "dedup_threshold": _float(data.get("dedup_threshold", 0.55), "dedup_threshold"),
+        "pre_retrieval": _bool(env.get("TOOLSMITH_PRE_RETRIEVAL", data.get("pre_retrieval", True)), "pre_retrieval"),
+        "sandbox_backend": _choice(
+            env.get("TOOLSMITH_SANDBOX", sandbox.get("backend", "auto")), SANDBOX_BACKENDS, "sandbox.backend"
+        ),
+        "network": _bool(env.get("TOOLSMITH_NETWORK", sandbox.get("network", True)), "sandbox.network"),
+        "limits": limits,
+        "index_url": env.get("TOOLSMITH_INDEX_URL") or packages.get("index_url") or None,
+        "allow_packages": tuple(_str_list(packages.get("allow", []), "packages.allow")),
+        "only_binary": _bool(packages.get("only_binary", True), "packages.only_binary"),
+        "search_backends": _backends(env.get("TOOLSMITH_SEARCH_BACKENDS"), search.get("backends")),
+        "searxng_url": env.get("SEARXNG_URL") or search.get("searxng_url") or None,
+        "max_steps": _int(budget.get("max_steps", 20), "budget.max_steps", minimum=1),
+        "max_tokens": _int(budget.get("max_tokens", 0), "budget.max_tokens", minimum=0),
+        "max_wall_s": _float(budget.get("max_wall_s", 0), "budget.max_wall_s"),
+        "max_nudges": _int(budget.get("max_nudges", 2), "budget.max_nudges", minimum=0),
+        "prices": _prices(_table(data, "prices")),
+    }
+    return Settings(home=home, **values)
+
+
+def _table(data: Mapping[str, Any], key: str) -> dict[str, Any]:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise ConfigError(f"[{key}] in config.toml must be a table.", setting=key)
+    return value
+
+
+def _choice(value: Any, allowed: tuple[str, ...], setting: str) -> str:
+    text = str(value).strip().lower()
+    if text not in allowed:
+        raise ConfigError(f"{setting} must be one of {', '.join(allowed)}; got {value!r}.", setting=setting)
+    return text
+
+
+def _bool(value: Any, setting: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in {"1", "true", "yes", "on"}:
+        return True
+    if text in {"0", "false", "no", "off"}:
+        return False
+    raise ConfigError(f"{setting} must be true or false; got {value!r}.", setting=setting)
+
+
+def _int(value: Any, setting: str, *, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigError(f"{setting} must be an integer >= {minimum}; got {value!r}.", setting=setting)
+    return value
+
+
+def _float(value: Any, setting: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ConfigError(f"{setting} must be a number >= 0; got {value!r}.", setting=setting)
+    return float(value)
+
+
+def _str_list(value: Any, setting: str) -> list[str]:
+    if isinstance(value, str):
+        value = [part for part in value.replace(",", " ").split() if part]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{setting} must be a list of strings; got {value!r}.", setting=setting)
+    return list(value)
+
+
+def _backends(from_env: str | None, from_file: Any) -> tuple[str, ...]:
+    raw = from_env if from_env is not None else from_file
+    if raw is None:
+        return SEARCH_BACKENDS
+    names = _str_list(raw, "search.backends")
+    unknown = [n for n in names if n not in SEARCH_BACKENDS]
+    if unknown or not names:
+        raise ConfigError(
+            f"search.backends must list some of {', '.join(SEARCH_BACKENDS)}; got {raw!r}.",
+            setting="search.backends",
+        )
+    return tuple(names)
+
+
+def _prices(table: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
+    prices: dict[str, tuple[float, float]] = {}
+    for model, entry in table.items():
+        if not isinstance(entry, dict):
+            raise ConfigError(f"prices.{model} must be a table with input and output.", setting="prices")
+        prices[model] = (
+            _float(entry.get("input", 0), f"prices.{model}.input"),
+            _float(entry.get("output", 0), f"prices.{model}.output"),
+        )
+    return prices

@@ -1,0 +1,202 @@
+"""The one exception hierarchy of toolsmith.
+
+Every error the package raises on purpose derives from :class:`ToolsmithError`.
+Two families matter to callers:
+
+* errors a *user* must fix (:class:`ConfigError` and its children) name the
+  setting or environment variable to change, and the CLI turns them into exit
+  code 2;
+* errors a *model* can fix (a refused install, a failing tool run) are caught by
+  the agent loop and sent back to the model as tool results.
+
+Sandbox errors carry the run's data (``exit_code``, ``stdout``, ``stderr``,
+``timed_out``) so that nothing has to be parsed back out of a message.
+
+    ToolsmithError
+    ├── ConfigError
+    │   └── MissingKeyError
+    ├── LibraryError
+    │   ├── CorruptLibraryError
+    │   ├── ToolNotFoundError
+    │   ├── ImmutableVersionError
+    │   └── BundleError
+    ├── GateRefused
+    ├── SandboxError
+    │   ├── SandboxUnavailableError
+    │   └── ToolRunError
+    ├── PackageError
+    │   ├── PackageRefused
+    │   └── InstallError
+    └── ModelError
+        ├── ModelRetryExhausted
+        └── ModelResponseError
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+class ToolsmithError(Exception):
+    """Base class for every error toolsmith raises on purpose."""
+
+
+# --- configuration: the user must change something ---------------------------------
+
+
+class ConfigError(ToolsmithError):
+    """A setting is missing or invalid. ``setting`` names what to change."""
+
+    def __init__(self, message: str, *, setting: str | None = None) -> None:
+        super().__init__(message)
+        self.setting = setting
+
+
+class MissingKeyError(ConfigError):
+    """The chosen model provider has no API key."""
+
+    def __init__(self, provider: str, variable: str) -> None:
+        super().__init__(
+            f"No API key for provider {provider!r}: set {variable} in the environment or in a "
+            f".env file (or pick another provider with LLM_PROVIDER). "
+            f"To try toolsmith without any key, run `toolsmith demo --offline`.",
+            setting=variable,
+        )
+        self.provider = provider
+        self.variable = variable
+
+
+# --- the tool library ---------------------------------------------------------------
+
+
+class LibraryError(ToolsmithError):
+    """A tool library operation failed."""
+
+
+class CorruptLibraryError(LibraryError):
+    """The library file is not a toolsmith database (or is damaged). It is never overwritten."""
+
+    def __init__(self, path: Path, detail: str) -> None:
+        super().__init__(
+            f"{path} is not a usable toolsmith library ({detail}). It was left untouched; "
+            f"move it aside or point TOOLSMITH_HOME at another directory."
+        )
+        self.path = path
+        self.detail = detail
+
+
+class ToolNotFoundError(LibraryError):
+    """No tool (or no such version of it) exists in the library."""
+
+    def __init__(self, name: str, version: int | None = None) -> None:
+        what = f"{name}@{version}" if version is not None else name
+        super().__init__(f"No tool named {what!r} in the library.")
+        self.name = name
+        self.version = version
+
+
+class ImmutableVersionError(LibraryError):
+    """Something tried to change a stored tool version; versions never change."""
+
+
+class BundleError(LibraryError):
+    """An exported tool folder is malformed, tampered with or wrongly signed."""
+
+    def __init__(self, message: str, *, path: Path | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+# --- the save-time gate -------------------------------------------------------------
+
+
+class GateRefused(ToolsmithError):
+    """The gate refused a tool. ``report`` is the structured verdict."""
+
+    def __init__(self, report: Any) -> None:
+        super().__init__(f"The gate refused the tool: {getattr(report, 'reason', report)}")
+        self.report = report
+
+
+# --- the sandbox --------------------------------------------------------------------
+
+
+class SandboxError(ToolsmithError):
+    """Running code in the sandbox failed. Carries the run's data."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        exit_code: int | None = None,
+        stdout: str = "",
+        stderr: str = "",
+        timed_out: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.exit_code = exit_code
+        self.stdout = stdout
+        self.stderr = stderr
+        self.timed_out = timed_out
+
+
+class SandboxUnavailableError(SandboxError):
+    """The configured sandbox backend cannot run on this machine."""
+
+    def __init__(self, message: str, *, setting: str = "sandbox.backend") -> None:
+        super().__init__(message)
+        self.setting = setting
+
+
+class ToolRunError(SandboxError):
+    """A tool's ``run`` raised, timed out or returned something that is not JSON."""
+
+
+# --- package installs ---------------------------------------------------------------
+
+
+class PackageError(ToolsmithError):
+    """A package request or install failed."""
+
+
+class PackageRefused(PackageError):
+    """A requested package was refused before anything was installed."""
+
+    def __init__(self, requirement: str, reason: str, *, suggestion: str | None = None) -> None:
+        hint = f" Did you mean {suggestion!r}?" if suggestion else ""
+        super().__init__(f"Refused to install {requirement!r}: {reason}.{hint}")
+        self.requirement = requirement
+        self.reason = reason
+        self.suggestion = suggestion
+
+
+class InstallError(PackageError):
+    """The installer ran and failed."""
+
+    def __init__(self, message: str, *, stderr: str = "", exit_code: int | None = None) -> None:
+        super().__init__(message)
+        self.stderr = stderr
+        self.exit_code = exit_code
+
+
+# --- the model ----------------------------------------------------------------------
+
+
+class ModelError(ToolsmithError):
+    """Talking to the model failed."""
+
+
+class ModelRetryExhausted(ModelError):
+    """Transient failures went on past the retry budget."""
+
+    def __init__(self, message: str, *, attempts: int, last_error: str) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+        self.last_error = last_error
+
+
+class ModelResponseError(ModelError):
+    """The endpoint answered with something that is not a usable chat completion."""

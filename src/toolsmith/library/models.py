@@ -1,0 +1,191 @@
+"""The records the tool library stores: specs, versions, provenance and usage.
+
+A :class:`ToolSpec` is what a model (or an import) proposes. Once the gate has passed
+it, the library stores it as an immutable :class:`ToolVersion` whose identity is the
+SHA-256 of the spec's canonical JSON, so the same content always gets the same hash on
+every machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class Status(str, Enum):
+    """Life cycle of one tool version."""
+
+    ACTIVE = "active"  # served by search and callable
+    PENDING = "pending"  # waiting for a person's review
+    QUARANTINED = "quarantined"  # failed too often or flagged; hidden from search
+    RETIRED = "retired"  # removed, rejected or superseded by a newer version
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One pinned distribution a tool needs at run time."""
+
+    name: str
+    version: str
+    sha256: str | None = None
+
+    @property
+    def pin(self) -> str:
+        return f"{self.name}=={self.version}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version, "sha256": self.sha256}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Requirement:
+        return cls(name=str(data["name"]), version=str(data["version"]), sha256=data.get("sha256"))
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """The content of a tool: everything that goes into its hash."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    code: str
+    test_args: dict[str, Any] = field(default_factory=dict)
+    requirements: tuple[Requirement, ...] = ()
+    keywords: tuple[str, ...] = ()
+
+    def canonical(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters,
+            "code": self.code,
+            "test_args": self.test_args,
+            "requirements": sorted((r.to_dict() for r in self.requirements), key=lambda r: r["name"]),
+            "keywords": list(self.keywords),
+        }
+
+    def content_hash(self) -> str:
+        blob = json.dumps(self.canonical(), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    def code_hash(self) -> str:
+        return hashlib.sha256(self.code.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a tool version came from."""
+
+    task: str = ""
+    model: str = ""
+    sources: tuple[str, ...] = ()
+    created_at: str = ""
+    session_id: str = ""
+    origin: str = "agent"  # agent | import | offline-demo | ...
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["sources"] = list(self.sources)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Provenance:
+        return cls(
+            task=str(data.get("task", "")),
+            model=str(data.get("model", "")),
+            sources=tuple(str(s) for s in data.get("sources", ())),
+            created_at=str(data.get("created_at", "")),
+            session_id=str(data.get("session_id", "")),
+            origin=str(data.get("origin", "agent")),
+        )
+
+
+@dataclass(frozen=True)
+class UsageStats:
+    calls: int = 0
+    failures: int = 0
+    consecutive_failures: int = 0
+    last_error: str | None = None
+    mean_latency_ms: float | None = None
+    last_called_at: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ToolVersion:
+    """One stored, immutable version of a tool, plus its mutable status and stats."""
+
+    spec: ToolSpec
+    version: int
+    hash: str
+    status: Status
+    provenance: Provenance
+    gate: dict[str, Any]
+    parent_version: int | None = None
+    status_reason: str | None = None
+    stats: UsageStats = field(default_factory=UsageStats)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def ref(self) -> str:
+        return f"{self.spec.name}@{self.version}"
+
+    def openai_schema(self) -> dict[str, Any]:
+        """The tool as a function definition for an OpenAI-compatible model."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.spec.name,
+                "description": self.spec.description,
+                "parameters": self.spec.parameters,
+            },
+        }
+
+    def to_dict(self, *, include_code: bool = True) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "name": self.spec.name,
+            "version": self.version,
+            "hash": self.hash,
+            "status": self.status.value,
+            "status_reason": self.status_reason,
+            "parent_version": self.parent_version,
+            "description": self.spec.description,
+            "parameters": self.spec.parameters,
+            "test_args": self.spec.test_args,
+            "requirements": [r.to_dict() for r in self.spec.requirements],
+            "keywords": list(self.spec.keywords),
+            "provenance": self.provenance.to_dict(),
+            "gate": self.gate,
+            "stats": self.stats.to_dict(),
+        }
+        if include_code:
+            data["code"] = self.spec.code
+        return data
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """A search result: the served version of a tool and its BM25 relevance (higher is better)."""
+
+    tool: ToolVersion
+    score: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.tool.name,
+            "version": self.tool.version,
+            "score": round(self.score, 4),
+            "description": self.tool.spec.description,
+            "parameters": self.tool.spec.parameters,
+        }

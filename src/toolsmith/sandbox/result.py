@@ -1,0 +1,63 @@
+"""The structured outcome of one sandboxed run."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """What happened when a process ran in the sandbox.
+
+    ``killed_by`` names what stopped the run early: ``"timeout"``, a limit such as
+    ``"memory"`` or ``"cpu"``, or a signal name such as ``"SIGKILL"``; ``None`` when the
+    process exited on its own. ``truncated`` is true when either stream hit the byte cap
+    (the middle was dropped and a notice inserted).
+    """
+
+    stdout: str
+    stderr: str
+    exit_code: int | None
+    timed_out: bool = False
+    killed_by: str | None = None
+    wall_s: float = 0.0
+    truncated: bool = False
+    backend: str = ""
+    network: bool = True
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out and self.killed_by is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ToolCallResult:
+    """The outcome of calling a tool's ``run(**args)`` in the sandbox.
+
+    ``ok`` is true only when ``run`` returned and its value was JSON-serialisable; then
+    ``value`` holds the decoded value. Otherwise ``error`` says what went wrong in a
+    sentence a model can act on, and ``error_type`` is a short machine-readable code:
+    ``exception``, ``timeout``, ``not_json``, ``no_run``, ``import``, ``killed``.
+    """
+
+    ok: bool
+    value: Any = None
+    error: str | None = None
+    error_type: str | None = None
+    traceback: str | None = None
+    exec: ExecResult | None = None
+    installed: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "value": self.value,
+            "error": self.error,
+            "error_type": self.error_type,
+            "traceback": self.traceback,
+            "exec": self.exec.to_dict() if self.exec else None,
+        }
