@@ -1,0 +1,124 @@
+"""Typed events: what the agent did, as data.
+
+The agent loop emits these and nothing else; the CLI renders them (rich, plain lines or
+JSON lines), the trajectory file records them and tests assert on them. Keeping steps as
+data means no part of the loop prints anything itself.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+
+@dataclass(frozen=True)
+class Event:
+    """Base class; ``type`` names the event in serialised form."""
+
+    type: ClassVar[str] = "event"
+    task: int
+    at: float = field(default_factory=time.time, kw_only=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["type"] = self.type
+        return data
+
+
+@dataclass(frozen=True)
+class TaskStarted(Event):
+    type: ClassVar[str] = "task_started"
+    text: str
+    session_id: str
+
+
+@dataclass(frozen=True)
+class StepStarted(Event):
+    type: ClassVar[str] = "step_started"
+    step: int
+
+
+@dataclass(frozen=True)
+class ModelUsage(Event):
+    """One model call finished."""
+
+    type: ClassVar[str] = "model_usage"
+    step: int
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    cost: float | None
+    wall_s: float
+    prompt_chars: int
+
+
+@dataclass(frozen=True)
+class ModelRetry(Event):
+    type: ClassVar[str] = "model_retry"
+    attempt: int
+    delay_s: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class ToolCalled(Event):
+    """A tool is about to run. ``origin`` is ``model`` or ``program`` (pre-retrieval)."""
+
+    type: ClassVar[str] = "tool_called"
+    step: int
+    call_id: str
+    name: str
+    arguments: Any
+    origin: str = "model"
+    library: bool = False
+
+
+@dataclass(frozen=True)
+class ToolResult(Event):
+    type: ClassVar[str] = "tool_result"
+    step: int
+    call_id: str
+    name: str
+    ok: bool
+    summary: str
+    wall_s: float
+    data: Any = None
+
+
+@dataclass(frozen=True)
+class GuardFired(Event):
+    """The program (not the prompt) stepped in: refused a call or reminded the model."""
+
+    type: ClassVar[str] = "guard_fired"
+    step: int
+    guard: str
+    message: str
+
+
+@dataclass(frozen=True)
+class FinalAnswer(Event):
+    type: ClassVar[str] = "final_answer"
+    text: str
+    status: str  # answered | budget | error
+
+
+@dataclass(frozen=True)
+class TaskFinished(Event):
+    type: ClassVar[str] = "task_finished"
+    status: str
+    steps: int
+    model_calls: int
+    total_tokens: int
+    cost: float | None
+    wall_s: float
+    outcome: str  # evolved | reused | answered-without-tool | failed
+
+
+EventSink = Callable[[Event], None]
+
+
+def null_sink(event: Event) -> None:
+    """An event sink that drops everything."""
