@@ -29,7 +29,7 @@ from typing import Any
 
 import httpx
 
-from toolsmith.errors import ConfigError
+from toolsmith.errors import ConfigError, PackageError
 
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
 _ACCEPT = f"{SIMPLE_JSON}, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
@@ -117,6 +117,7 @@ class ProjectInfo:
     home_page: str = ""
     project_urls: dict[str, str] = field(default_factory=dict)
     requires_python: str = ""
+    keywords: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -126,7 +127,15 @@ class ProjectInfo:
             "home_page": self.home_page,
             "project_urls": self.project_urls,
             "requires_python": self.requires_python,
+            "keywords": self.keywords,
         }
+
+
+def _keywords(raw: Any) -> str:
+    # Older metadata has a string, newer tooling sometimes a list.
+    if isinstance(raw, (list, tuple)):
+        return ", ".join(str(k) for k in raw)
+    return str(raw or "")
 
 
 def _file_version(filename: str, project: str) -> str | None:
@@ -157,19 +166,37 @@ class PackageIndex:
     ) -> None:
         self.simple_url = resolve_index_url(url)
         self.cache_dir = cache_dir
+        # A client handed in belongs to the caller: close() leaves it open.
+        self._owns_client = client is None
         self._client = client or httpx.Client(timeout=timeout_s, follow_redirects=True)
         self._projects: dict[str, ProjectFiles | None] = {}
+
+    @staticmethod
+    def base_url_of(url: str | None) -> str:
+        """The root of the index at ``url`` (its simple API without ``/simple``), no slash."""
+        base = resolve_index_url(url).rstrip("/")
+        if base.endswith("/simple"):
+            base = base[: -len("/simple")]
+        return base
+
+    @property
+    def base_url(self) -> str:
+        """This index's root: the simple API's URL without its ``/simple`` part."""
+        return self.base_url_of(self.simple_url)
 
     @property
     def json_api_url(self) -> str:
         """Where per-project JSON metadata lives, next to the simple API."""
-        base = self.simple_url.rstrip("/")
-        if base.endswith("/simple"):
-            base = base[: -len("/simple")]
-        return base + "/pypi/"
+        return self.base_url + "/pypi/"
+
+    def project_page_url(self, name: str, version: str | None = None) -> str:
+        """The human-facing project page (``/project/NAME/`` next to the simple API)."""
+        url = f"{self.base_url}/project/{normalize_name(name)}/"
+        return url + f"{version}/" if version else url
 
     def close(self) -> None:
-        self._client.close()
+        if self._owns_client:
+            self._client.close()
 
     # -- the simple API ----------------------------------------------------------------
 
@@ -210,13 +237,20 @@ class PackageIndex:
 
     # -- JSON metadata -----------------------------------------------------------------
 
-    def info(self, name: str) -> ProjectInfo | None:
-        """The project's latest release metadata, or None when it does not exist."""
-        response = self._client.get(self.json_api_url + normalize_name(name) + "/json")
+    def info(self, name: str, version: str | None = None) -> ProjectInfo | None:
+        """Release metadata (the latest, or ``version``), or None when the index has none."""
+        path = normalize_name(name) + (f"/{version}" if version else "")
+        response = self._client.get(self.json_api_url + path + "/json")
         if response.status_code == 404:
             return None
         response.raise_for_status()
-        info = response.json().get("info", {})
+        try:
+            data = response.json()
+        except ValueError as exc:
+            raise PackageError(f"The index sent metadata for {name!r} that is not JSON.") from exc
+        info = data.get("info") if isinstance(data, dict) else None
+        if not isinstance(info, dict):
+            raise PackageError(f"The index sent metadata for {name!r} without an 'info' table.")
         return ProjectInfo(
             name=str(info.get("name") or name),
             version=str(info.get("version") or ""),
@@ -226,6 +260,7 @@ class PackageIndex:
             home_page=str(info.get("home_page") or ""),
             project_urls={str(k): str(v) for k, v in (info.get("project_urls") or {}).items()},
             requires_python=str(info.get("requires_python") or ""),
+            keywords=_keywords(info.get("keywords")),
         )
 
     # -- the full listing --------------------------------------------------------------
