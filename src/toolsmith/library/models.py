@@ -189,3 +189,20 @@ class SearchHit:
             "description": self.tool.spec.description,
             "parameters": self.tool.spec.parameters,
         }
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """One row of the append-only audit trail: who changed what, when and why."""
+
+    id: int
+    at: str
+    actor: str
+    action: str  # add | import | status | retire | purge
+    name: str | None
+    version: int | None
+    reason: str | None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

@@ -1,0 +1,365 @@
+"""Tool bundles: exporting tools to plain folders and importing them back through the gate.
+
+A bundle is a directory with one folder per tool and a ``manifest.json``::
+
+    bundle/
+      manifest.json            # every tool's name, version and hashes (sorted keys)
+      days_between/
+        tool.py                # the code, byte for byte
+        tool.json              # metadata, provenance, gate result, content hash
+
+Everything is human-readable so that a person can review a bundle before importing it.
+Importing trusts nothing: hashes are recomputed, the save-time gate runs again, and a
+tool that fails either is refused and never written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+from toolsmith.errors import BundleError, ToolNotFoundError
+from toolsmith.library.models import Provenance, Requirement, Status, ToolSpec, ToolVersion
+from toolsmith.library.store import ToolLibrary
+
+BUNDLE_FORMAT = "toolsmith-bundle"
+TOOL_FORMAT = "toolsmith-tool"
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+TOOL_JSON = "tool.json"
+TOOL_PY = "tool.py"
+_MAX_FILE_BYTES = 5_000_000
+
+
+class Verdict(Protocol):
+    """What a validator (the save-time gate) says about one tool."""
+
+    @property
+    def ok(self) -> bool: ...
+
+    @property
+    def reason(self) -> str | None: ...
+
+    @property
+    def parameters(self) -> dict[str, Any] | None: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+Validator = Callable[[ToolSpec], Verdict]
+
+
+@dataclass(frozen=True)
+class ImportOutcome:
+    """What happened to one tool folder: ``imported``, ``unchanged`` or ``refused``."""
+
+    name: str
+    outcome: str
+    path: str
+    version: int | None = None
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "outcome": self.outcome,
+            "version": self.version,
+            "reason": self.reason,
+            "path": self.path,
+        }
+
+
+@dataclass
+class ImportReport:
+    outcomes: list[ImportOutcome] = field(default_factory=list)
+
+    def _with(self, outcome: str) -> list[ImportOutcome]:
+        return [o for o in self.outcomes if o.outcome == outcome]
+
+    @property
+    def imported(self) -> list[ImportOutcome]:
+        return self._with("imported")
+
+    @property
+    def unchanged(self) -> list[ImportOutcome]:
+        return self._with("unchanged")
+
+    @property
+    def refused(self) -> list[ImportOutcome]:
+        return self._with("refused")
+
+    @property
+    def ok(self) -> bool:
+        return not self.refused
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "imported": len(self.imported),
+            "unchanged": len(self.unchanged),
+            "refused": len(self.refused),
+            "tools": [o.to_dict() for o in self.outcomes],
+        }
+
+
+# --- export ----------------------------------------------------------------------------
+
+
+def export_tools(
+    library: ToolLibrary, directory: Path, names: Iterable[str] | None = None
+) -> list[Path]:
+    """Write one folder per tool (its served version, else its newest) and a manifest."""
+    directory = Path(directory)
+    wanted = None if names is None else list(dict.fromkeys(names))
+    tools = library.list_tools() if wanted is None else [library.get(n) for n in wanted]
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        entries = [_export_one(tool, directory / tool.name) for tool in tools]
+        manifest = {
+            "format": BUNDLE_FORMAT,
+            "format_version": FORMAT_VERSION,
+            "tools": sorted(entries, key=lambda e: str(e["name"])),
+        }
+        _write_atomic(directory / MANIFEST, _json_bytes(manifest))
+    except OSError as exc:
+        raise BundleError(f"Cannot write the bundle in {directory}: {exc}", path=directory) from exc
+    return [directory / tool.name for tool in tools]
+
+
+def _export_one(tool: ToolVersion, folder: Path) -> dict[str, Any]:
+    code = tool.spec.code.encode("utf-8")
+    meta = {
+        "format": TOOL_FORMAT,
+        "format_version": FORMAT_VERSION,
+        "name": tool.name,
+        "version": tool.version,
+        "hash": tool.hash,
+        "tool_py_sha256": _sha256(code),
+        "description": tool.spec.description,
+        "parameters": tool.spec.parameters,
+        "test_args": tool.spec.test_args,
+        "requirements": tool.spec.canonical()["requirements"],
+        "keywords": list(tool.spec.keywords),
+        "provenance": tool.provenance.to_dict(),
+        "gate": tool.gate,
+        "status": tool.status.value,
+        "status_reason": tool.status_reason,
+        "parent_version": tool.parent_version,
+    }
+    folder.mkdir(exist_ok=True)
+    meta_bytes = _json_bytes(meta)
+    _write_atomic(folder / TOOL_PY, code)
+    _write_atomic(folder / TOOL_JSON, meta_bytes)
+    return {
+        "name": tool.name,
+        "version": tool.version,
+        "hash": tool.hash,
+        "tool_py_sha256": meta["tool_py_sha256"],
+        "tool_json_sha256": _sha256(meta_bytes),
+    }
+
+
+def _json_bytes(data: Any) -> bytes:
+    return (json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+# --- import ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Folder:
+    path: Path
+    meta: dict[str, Any]
+    code_bytes: bytes
+    spec: ToolSpec
+
+
+def import_tools(
+    library: ToolLibrary,
+    directory: Path,
+    *,
+    validate: Validator,
+    status: Status = Status.ACTIVE,
+    actor: str,
+) -> ImportReport:
+    """Import every tool folder of a bundle (or one tool folder) through ``validate``.
+
+    Malformed folders raise :class:`BundleError` before anything is written; tampered
+    tools and tools the gate refuses are reported as refused and never stored.
+    """
+    directory = Path(directory)
+    manifest = _read_manifest(directory)
+    folders = [_read_folder(path) for path in _tool_folders(directory, manifest)]
+    report = ImportReport()
+    for folder in folders:
+        report.outcomes.append(_import_one(library, folder, manifest, validate, status, actor))
+    if manifest is not None:
+        present = {f.path.name for f in folders}
+        for name in sorted(set(manifest) - present):
+            path = str(directory / name)
+            reason = "listed in manifest.json but its folder is missing"
+            report.outcomes.append(ImportOutcome(name, "refused", path, reason=reason))
+    return report
+
+
+def _tool_folders(directory: Path, manifest: dict[str, dict[str, Any]] | None) -> list[Path]:
+    if not directory.is_dir():
+        raise BundleError(f"{directory} is not a directory.", path=directory)
+    if (directory / TOOL_JSON).exists():  # a single tool folder
+        return [directory]
+    folders = sorted(p for p in directory.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if not folders and not manifest:
+        raise BundleError(f"{directory} holds no tool folders and no {MANIFEST}.", path=directory)
+    return folders
+
+
+def _read_manifest(directory: Path) -> dict[str, dict[str, Any]] | None:
+    path = directory / MANIFEST
+    if not path.exists():
+        return None
+    data = _load_json(path)
+    tools = data.get("tools")
+    if data.get("format") != BUNDLE_FORMAT or not isinstance(tools, list):
+        raise BundleError(f"{path} is not a toolsmith bundle manifest.", path=path)
+    entries: dict[str, dict[str, Any]] = {}
+    for entry in tools:
+        if not (isinstance(entry, dict) and isinstance(entry.get("name"), str)):
+            raise BundleError(f"{path}: every entry of 'tools' needs a 'name'.", path=path)
+        entries[entry["name"]] = entry
+    return entries
+
+
+def _read_folder(folder: Path) -> _Folder:
+    meta = _load_json(folder / TOOL_JSON)
+    code_path = folder / TOOL_PY
+    code_bytes = _read_bytes(code_path)
+    try:
+        code = code_bytes.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BundleError(f"{code_path} is not UTF-8 text.", path=code_path) from exc
+    try:
+        spec = ToolSpec(
+            name=_field(meta, "name", str),
+            description=_field(meta, "description", str),
+            parameters=_field(meta, "parameters", dict),
+            code=code,
+            test_args=_field(meta, "test_args", dict),
+            requirements=tuple(Requirement.from_dict(r) for r in _field(meta, "requirements", list)),
+            keywords=tuple(str(k) for k in _field(meta, "keywords", list)),
+        )
+        _field(meta, "hash", str)
+        _field(meta, "tool_py_sha256", str)
+        if not isinstance(meta.get("provenance", {}), dict):
+            raise ValueError("'provenance' must be an object")
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise BundleError(f"{folder / TOOL_JSON} is malformed: {exc}", path=folder) from exc
+    return _Folder(path=folder, meta=meta, code_bytes=code_bytes, spec=spec)
+
+
+def _field(meta: dict[str, Any], key: str, kind: type) -> Any:
+    if key not in meta:
+        raise ValueError(f"the field {key!r} is missing")
+    value = meta[key]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise ValueError(f"the field {key!r} must be a {kind.__name__}")
+    return value
+
+
+def _read_bytes(path: Path) -> bytes:
+    if path.is_symlink():
+        raise BundleError(f"{path} is a symbolic link; bundles hold plain files only.", path=path)
+    try:
+        if path.stat().st_size > _MAX_FILE_BYTES:
+            raise BundleError(f"{path} is larger than {_MAX_FILE_BYTES} bytes.", path=path)
+        return path.read_bytes()
+    except FileNotFoundError as exc:
+        raise BundleError(f"{path} is missing.", path=path) from exc
+    except OSError as exc:
+        raise BundleError(f"Cannot read {path}: {exc.strerror}", path=path) from exc
+
+
+def _load_json(path: Path) -> dict[str, Any]:
+    raw = _read_bytes(path)
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BundleError(f"{path} is not valid JSON: {exc}", path=path) from exc
+    if not isinstance(data, dict):
+        raise BundleError(f"{path} must hold a JSON object.", path=path)
+    return data
+
+
+def _tampering(folder: _Folder, manifest: dict[str, dict[str, Any]] | None) -> str | None:
+    """Why the folder's content cannot be trusted, or None when every hash checks out."""
+    meta, name = folder.meta, folder.spec.name
+    if folder.path.name != name and manifest is not None:
+        return f"the folder {folder.path.name!r} holds a tool named {name!r}"
+    if _sha256(folder.code_bytes) != meta["tool_py_sha256"]:
+        return "tool.py does not match the sha256 recorded in tool.json (modified after export)"
+    if folder.spec.content_hash() != meta["hash"]:
+        return "the content hash does not match tool.json (code or metadata modified after export)"
+    if manifest is not None:
+        entry = manifest.get(name)
+        if entry is None:
+            return f"not listed in {MANIFEST}"
+        if entry.get("hash") != meta["hash"] or entry.get("tool_py_sha256") != meta["tool_py_sha256"]:
+            return f"hashes differ from {MANIFEST}"
+    return None
+
+
+def _import_one(
+    library: ToolLibrary,
+    folder: _Folder,
+    manifest: dict[str, dict[str, Any]] | None,
+    validate: Validator,
+    status: Status,
+    actor: str,
+) -> ImportOutcome:
+    spec, path = folder.spec, str(folder.path)
+    problem = _tampering(folder, manifest)
+    if problem is not None:
+        return ImportOutcome(spec.name, "refused", path, reason=problem)
+    existing = _existing_version(library, spec)
+    if existing is not None:
+        return ImportOutcome(spec.name, "unchanged", path, version=existing)
+    verdict = validate(spec)
+    if not verdict.ok:
+        return ImportOutcome(spec.name, "refused", path, reason=f"gate: {verdict.reason}")
+    if verdict.parameters is not None:
+        spec = replace(spec, parameters=verdict.parameters)
+    original = Provenance.from_dict(folder.meta.get("provenance") or {})
+    details = {
+        "source": path,
+        "exported_version": folder.meta.get("version"),
+        "exported_hash": folder.meta["hash"],
+        "original_origin": original.origin,
+    }
+    version, created = library.add_or_get(
+        spec, provenance=replace(original, origin="import"), gate=verdict.to_dict(),
+        status=status, actor=actor, action="import", details=details,
+    )  # fmt: skip
+    return ImportOutcome(spec.name, "imported" if created else "unchanged", path, version.version)
+
+
+def _existing_version(library: ToolLibrary, spec: ToolSpec) -> int | None:
+    try:
+        history = library.history(spec.name)
+    except ToolNotFoundError:
+        return None
+    digest = spec.content_hash()
+    return next((v.version for v in history if v.hash == digest), None)

@@ -1,0 +1,226 @@
+"""The library's schema, as an ordered list of migrations, and the code that applies them.
+
+Each migration runs in its own ``BEGIN IMMEDIATE`` transaction and is recorded in
+``schema_migrations``; the check "is it applied yet?" happens under the write lock, so
+several processes opening a new library at once apply each migration exactly once.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from toolsmith.errors import CorruptLibraryError
+from toolsmith.library.db import APPLICATION_ID, immediate
+
+# The content columns of a version: everything except status and status_reason.
+_IMMUTABLE = (
+    "id, name, version, hash, code_hash, description, parameters, code, test_args, requirements, "
+    "keywords, gate, task, model, sources, prov_created_at, session_id, origin, "
+    "parent_version, created_at"
+)
+
+_INITIAL = f"""
+CREATE TABLE schema_migrations (
+    number INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    applied_at TEXT NOT NULL
+);
+CREATE TABLE tools (
+    name TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    latest_version INTEGER NOT NULL DEFAULT 0,
+    active_version INTEGER
+);
+CREATE TABLE versions (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL REFERENCES tools(name),
+    version INTEGER NOT NULL CHECK (version >= 1),
+    hash TEXT NOT NULL,
+    code_hash TEXT NOT NULL,
+    description TEXT NOT NULL,
+    parameters TEXT NOT NULL,
+    code TEXT NOT NULL,
+    test_args TEXT NOT NULL,
+    requirements TEXT NOT NULL,
+    keywords TEXT NOT NULL,
+    gate TEXT NOT NULL,
+    task TEXT NOT NULL DEFAULT '',
+    model TEXT NOT NULL DEFAULT '',
+    sources TEXT NOT NULL DEFAULT '[]',
+    prov_created_at TEXT NOT NULL DEFAULT '',
+    session_id TEXT NOT NULL DEFAULT '',
+    origin TEXT NOT NULL DEFAULT 'agent',
+    parent_version INTEGER,
+    status TEXT NOT NULL CHECK (status IN ('active', 'pending', 'quarantined', 'retired')),
+    status_reason TEXT,
+    created_at TEXT NOT NULL,
+    UNIQUE (name, version)
+);
+CREATE INDEX versions_by_hash ON versions (name, hash);
+CREATE INDEX versions_by_code ON versions (code_hash);
+-- The database itself guarantees at most one active version per tool.
+CREATE UNIQUE INDEX versions_one_active ON versions (name) WHERE status = 'active';
+CREATE TABLE stats (
+    version_id INTEGER PRIMARY KEY REFERENCES versions(id),
+    calls INTEGER NOT NULL DEFAULT 0,
+    failures INTEGER NOT NULL DEFAULT 0,
+    consecutive_failures INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    total_latency_ms REAL NOT NULL DEFAULT 0,
+    last_called_at TEXT
+);
+CREATE TABLE audit (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    action TEXT NOT NULL,
+    name TEXT,
+    version INTEGER,
+    reason TEXT,
+    details TEXT NOT NULL DEFAULT '{{}}'
+);
+CREATE INDEX audit_by_name ON audit (name, id);
+-- Rows exist here only inside a purge transaction: the delete triggers look for them.
+CREATE TABLE purge_allow (name TEXT PRIMARY KEY);
+
+CREATE TRIGGER versions_immutable BEFORE UPDATE OF {_IMMUTABLE} ON versions
+BEGIN
+    SELECT RAISE(ABORT, 'toolsmith: tool versions are immutable');
+END;
+CREATE TRIGGER versions_no_delete BEFORE DELETE ON versions
+WHEN NOT EXISTS (SELECT 1 FROM purge_allow WHERE name = OLD.name)
+BEGIN
+    SELECT RAISE(ABORT, 'toolsmith: tool versions are deleted only by purge');
+END;
+CREATE TRIGGER stats_no_delete BEFORE DELETE ON stats
+WHEN NOT EXISTS (
+    SELECT 1 FROM purge_allow p JOIN versions v ON v.name = p.name WHERE v.id = OLD.version_id
+)
+BEGIN
+    SELECT RAISE(ABORT, 'toolsmith: usage stats are deleted only by purge');
+END;
+CREATE TRIGGER tools_fixed_identity BEFORE UPDATE OF name, created_at ON tools
+BEGIN
+    SELECT RAISE(ABORT, 'toolsmith: a tool keeps its name and creation time');
+END;
+CREATE TRIGGER tools_no_delete BEFORE DELETE ON tools
+WHEN NOT EXISTS (SELECT 1 FROM purge_allow WHERE name = OLD.name)
+BEGIN
+    SELECT RAISE(ABORT, 'toolsmith: tools are deleted only by purge');
+END;
+CREATE TRIGGER audit_append_only_update BEFORE UPDATE ON audit
+BEGIN
+    SELECT RAISE(ABORT, 'toolsmith: the audit trail is append-only');
+END;
+CREATE TRIGGER audit_append_only_delete BEFORE DELETE ON audit
+BEGIN
+    SELECT RAISE(ABORT, 'toolsmith: the audit trail is append-only');
+END;
+"""
+
+# Text is pre-processed in Python (see search.py) before it reaches this index, so the
+# tokenizer only has to split on spaces, fold case and stem English words.
+_SEARCH_INDEX = """
+CREATE VIRTUAL TABLE tools_fts USING fts5 (
+    name, keywords, description, tokenize = 'porter unicode61'
+);
+INSERT INTO tools_fts (tools_fts, rank) VALUES ('rank', 'bm25(10.0, 4.0, 1.0)');
+"""
+
+
+@dataclass(frozen=True)
+class Migration:
+    number: int
+    name: str
+    apply: str | Callable[[sqlite3.Connection], None]
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "initial schema", _INITIAL),
+    Migration(2, "full-text search index", _SEARCH_INDEX),
+)
+LATEST = MIGRATIONS[-1].number
+
+
+def identify(conn: sqlite3.Connection, path: Path) -> int:
+    """The schema number of an open file (0 for an empty database). Read-only."""
+    app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+    tables = [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+            "AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        )
+    ]
+    if app_id == 0:
+        if not tables:
+            return 0
+        shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
+        raise CorruptLibraryError(path, f"a foreign SQLite database with tables {shown}")
+    if app_id != APPLICATION_ID:
+        raise CorruptLibraryError(path, f"SQLite application_id {app_id:#x} is not toolsmith's")
+    if "schema_migrations" not in tables:
+        raise CorruptLibraryError(path, "the schema_migrations table is missing")
+    current = int(conn.execute("SELECT COALESCE(MAX(number), 0) FROM schema_migrations").fetchone()[0])
+    if current > LATEST:
+        raise CorruptLibraryError(
+            path,
+            f"it uses schema {current}, newer than the {LATEST} this toolsmith knows; "
+            f"upgrade toolsmith to open it",
+        )
+    return current
+
+
+def migrate(conn: sqlite3.Connection, path: Path) -> list[int]:
+    """Apply every pending migration, each in its own transaction. Returns their numbers."""
+    if identify(conn, path) == LATEST:
+        return []
+    applied: list[int] = []
+    for migration in MIGRATIONS:
+        with immediate(conn):
+            if identify(conn, path) >= migration.number:
+                continue
+            _apply(conn, migration)
+        applied.append(migration.number)
+    return applied
+
+
+def _apply(conn: sqlite3.Connection, migration: Migration) -> None:
+    if migration.number == 1:
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    if callable(migration.apply):
+        migration.apply(conn)
+    else:
+        for statement in split_statements(migration.apply):
+            conn.execute(statement)
+    conn.execute(
+        "INSERT INTO schema_migrations (number, name, applied_at) VALUES (?, ?, ?)",
+        (migration.number, migration.name, datetime.now(timezone.utc).isoformat(timespec="seconds")),
+    )
+    conn.execute(f"PRAGMA user_version = {migration.number}")
+
+
+def split_statements(script: str) -> list[str]:
+    """Split a script into complete statements (``;`` inside a trigger body stays put).
+
+    ``executescript`` is not used because it commits any open transaction first.
+    """
+    statements: list[str] = []
+    buffer = ""
+    for piece in script.split(";"):
+        buffer += piece + ";"
+        if sqlite3.complete_statement(buffer):
+            text = buffer.strip()
+            if text.strip(";").strip() and not _only_comments(text):
+                statements.append(text)
+            buffer = ""
+    return statements
+
+
+def _only_comments(text: str) -> bool:
+    lines = [ln.strip() for ln in text.splitlines()]
+    return all(not ln or ln.startswith("--") or ln == ";" for ln in lines)
