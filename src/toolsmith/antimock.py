@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
+from itertools import pairwise
 from typing import Any
 
 # Identifier words that on their own mean "this data is not real".
@@ -55,7 +56,7 @@ def _mock_identifier(name: str) -> bool:
     words = identifier_words(name)
     if any(w in _MOCK_WORDS for w in words):
         return True
-    return any(a in _QUALIFIERS and b in _DATA_WORDS for a, b in zip(words, words[1:]))
+    return any(a in _QUALIFIERS and b in _DATA_WORDS for a, b in pairwise(words))
 
 
 def _identifiers(tree: ast.AST) -> Iterator[str]:
@@ -66,9 +67,7 @@ def _identifiers(tree: ast.AST) -> Iterator[str]:
             yield node.attr
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             yield node.name
-        elif isinstance(node, ast.arg):
-            yield node.arg
-        elif isinstance(node, ast.keyword) and node.arg:
+        elif isinstance(node, ast.arg) or (isinstance(node, ast.keyword) and node.arg):
             yield node.arg
 
 
@@ -205,12 +204,10 @@ def _test_values(value: Any) -> Iterator[Any]:
     elif isinstance(value, (list, tuple)):
         for item in value:
             yield from _test_values(item)
-    elif isinstance(value, str):
-        if len(value.strip()) >= 2:
-            yield value.strip()
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        if _distinctive_number(value):
-            yield value
+    elif isinstance(value, str) and len(value.strip()) >= 2:
+        yield value.strip()
+    elif isinstance(value, (int, float)) and not isinstance(value, bool) and _distinctive_number(value):
+        yield value
 
 
 def _distinctive_number(value: float) -> bool:

@@ -29,21 +29,11 @@ from typing import Any
 from toolsmith.antimock import find_hardcoded_test_values, find_mock_data
 from toolsmith.library.models import ToolSpec
 from toolsmith.sandbox.core import ToolRunner
+from toolsmith.schema import argument_problems, normalize_parameters
 
 META_TOOL_NAMES = frozenset(
     {"web_search", "read_webpage", "code_interpreter", "create_tool", "search_tools"}
 )
-_JSON_TYPES = {
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "array": (list,),
-    "object": (dict,),
-    "null": (type(None),),
-}
-
-
 @dataclass(frozen=True)
 class GateCheck:
     """One check's verdict."""
@@ -207,33 +197,6 @@ def _find_run(tree: ast.Module) -> ast.FunctionDef | None:
     return None
 
 
-def normalize_parameters(parameters: Any) -> dict[str, Any]:
-    """Return a JSON Schema of ``type: object`` for a tool's parameters.
-
-    Accepts a proper schema, a schema missing ``type``, a bare properties map
-    (``{"ticker": {"type": "string"}}``) or nothing at all.
-    """
-    if parameters in (None, "", {}):
-        return {"type": "object", "properties": {}, "required": []}
-    if not isinstance(parameters, dict):
-        raise ValueError("parameters must be a JSON Schema object")
-    if "properties" in parameters or parameters.get("type") == "object":
-        schema = dict(parameters)
-        schema["type"] = "object"
-        schema.setdefault("properties", {})
-    elif all(isinstance(v, dict) for v in parameters.values()):
-        schema = {"type": "object", "properties": dict(parameters)}
-    else:
-        raise ValueError("parameters must be a JSON Schema or a map of parameter name to schema")
-    if not isinstance(schema["properties"], dict):
-        raise ValueError("parameters.properties must be an object")
-    required = schema.get("required", [])
-    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
-        raise ValueError("parameters.required must be a list of parameter names")
-    schema["required"] = [r for r in required if r in schema["properties"]]
-    return schema
-
-
 def _check_parameters(
     spec: ToolSpec, run: ast.FunctionDef | None
 ) -> tuple[dict[str, Any] | None, GateCheck]:
@@ -265,7 +228,7 @@ def _signature_problem(run: ast.FunctionDef, schema: dict[str, Any]) -> str | No
             return f"Required parameter {param!r} is not accepted by run{_sig(names)}; add it to run()."
     positional_defaults = len(args.defaults)
     without_default = names[: len(args.args) - positional_defaults] + [
-        a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is None
+        a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is None
     ]
     for param in without_default:
         if param not in properties:
@@ -281,33 +244,8 @@ def _sig(names: list[str]) -> str:
 
 
 def _test_args_problem(schema: dict[str, Any], test_args: dict[str, Any]) -> str | None:
-    properties: dict[str, Any] = schema["properties"]
-    missing = [r for r in schema["required"] if r not in test_args]
-    if missing:
-        return f"test_args lacks required parameter(s) {', '.join(missing)}."
-    unknown = [k for k in test_args if k not in properties]
-    if unknown and schema.get("additionalProperties") is not True:
-        return f"test_args has parameter(s) the schema does not declare: {', '.join(unknown)}."
-    for key, value in test_args.items():
-        expected = properties.get(key, {}).get("type")
-        if not _matches_type(value, expected):
-            return f"test_args[{key!r}] = {value!r} does not match the declared type {expected!r}."
-    return None
-
-
-def _matches_type(value: Any, expected: Any) -> bool:
-    if expected is None:
-        return True
-    kinds = expected if isinstance(expected, list) else [expected]
-    for kind in kinds:
-        types = _JSON_TYPES.get(str(kind))
-        if types is None:
-            return True  # an unknown type name is the schema's business, not ours
-        if isinstance(value, bool) and kind in ("integer", "number"):
-            continue
-        if isinstance(value, types):
-            return True
-    return False
+    problems = argument_problems(schema, test_args, strict=True)
+    return f"test_args do not fit the parameter schema: {'; '.join(problems)}." if problems else None
 
 
 def _check_anti_mock(tree: ast.Module) -> GateCheck:

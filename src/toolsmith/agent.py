@@ -1,0 +1,227 @@
+"""The agent loop: model turns, tool calls and the guards, for one task at a time.
+
+:class:`Agent` owns the conversation with the model. Before the first model call it can
+search the library for the task itself (pre-retrieval), so a reuse task needs only two
+model calls: call the tool, then answer. Each turn it offers the toolbox's current
+tools, executes the model's tool calls in order through the :class:`Toolbox`, and stops
+at a final answer, a budget, or a model error. Everything it does is an event; it never
+prints.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolsmith import guards, prompts
+from toolsmith.config import Settings
+from toolsmith.context import TaskContext, WebAccess
+from toolsmith.errors import ModelError
+from toolsmith.events import (
+    Event,
+    EventSink,
+    FinalAnswer,
+    GuardFired,
+    ModelUsage,
+    StepStarted,
+    TaskFinished,
+    TaskStarted,
+    null_sink,
+)
+from toolsmith.gate import Gate
+from toolsmith.library import ToolLibrary
+from toolsmith.llm import Model, ModelReply, Usage
+from toolsmith.sandbox import Sandbox
+from toolsmith.toolbox import Toolbox
+from toolsmith.trajectory import TaskResult
+
+
+def default_web(settings: Settings) -> WebAccess:
+    """The real web meta-tools, bound to the settings."""
+    from toolsmith.metatools.read_webpage import read_webpage
+    from toolsmith.metatools.web_search import web_search
+
+    return WebAccess(
+        search=lambda query, n: web_search(query, n, settings=settings),
+        read=lambda url: read_webpage(url, settings=settings),
+    )
+
+
+@dataclass
+class _Loop:
+    """Mutable bookkeeping of one task's loop."""
+
+    ctx: TaskContext
+    toolbox: Toolbox
+    messages: list[dict[str, Any]]
+    events: list[dict[str, Any]] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    model_calls: int = 0
+    prompt_chars: int = 0
+    nudges: int = 0
+    empty_replies: int = 0
+    language_reminded: bool = False
+
+
+class Agent:
+    """Runs tasks against a model, a tool library and a sandbox."""
+
+    def __init__(
+        self,
+        *,
+        model: Model,
+        library: ToolLibrary,
+        sandbox: Sandbox,
+        settings: Settings,
+        web: WebAccess | None = None,
+        allow_create: bool = True,
+        pre_retrieval: bool | None = None,
+        on_event: EventSink = null_sink,
+        session_id: str | None = None,
+    ) -> None:
+        self.model = model
+        self.library = library
+        self.sandbox = sandbox
+        self.settings = settings
+        self.web = web or default_web(settings)
+        self.allow_create = allow_create
+        self.pre_retrieval = settings.pre_retrieval if pre_retrieval is None else pre_retrieval
+        self.on_event = on_event
+        self.session_id = session_id or uuid.uuid4().hex[:12]
+        self.gate = Gate(runner=sandbox)
+
+    def run(self, tasks: list[str]) -> list[TaskResult]:
+        return [self.run_task(task, index=i) for i, task in enumerate(tasks)]
+
+    def run_task(self, task: str, *, index: int = 0) -> TaskResult:
+        loop = self._start(task, index)
+        status, answer, error = "error", "", None
+        try:
+            status, answer = self._turns(loop)
+        except ModelError as exc:
+            error = str(exc)
+            answer = f"The model could not be reached: {exc}"
+        return self._finish(loop, status, answer, error)
+
+    # -- phases ------------------------------------------------------------------------
+
+    def _start(self, task: str, index: int) -> _Loop:
+        events: list[dict[str, Any]] = []
+
+        def emit(event: Event) -> None:
+            events.append(event.to_dict())
+            self.on_event(event)
+
+        ctx = TaskContext(
+            task=task, index=index, session_id=self.session_id, model_name=self.model.name,
+            settings=self.settings, library=self.library, sandbox=self.sandbox, gate=self.gate,
+            web=self.web, allow_create=self.allow_create, emit=emit,
+        )
+        loop = _Loop(ctx=ctx, toolbox=Toolbox(ctx), events=events, messages=[
+            {"role": "system", "content": prompts.SYSTEM_PROMPT},
+            {"role": "user", "content": task},
+        ])
+        ctx.send(TaskStarted(task=index, text=task, session_id=self.session_id))
+        if self.pre_retrieval:
+            self._pre_retrieve(loop)
+        return loop
+
+    def _pre_retrieve(self, loop: _Loop) -> None:
+        """Search the library for the task before the model speaks, and say what was found."""
+        result = loop.toolbox.call("pre-retrieval", "search_tools", {"query": loop.ctx.task}, origin="program")
+        note = prompts.pre_retrieval_note(result.get("results", []) if result.get("ok") else [])
+        loop.messages[1]["content"] = f"{loop.ctx.task}\n\n{note}"
+
+    def _turns(self, loop: _Loop) -> tuple[str, str]:
+        ctx = loop.ctx
+        while True:
+            exhausted = self._budget_exhausted(loop)
+            if exhausted:
+                return "budget", prompts.BUDGET_ANSWER.format(which=exhausted)
+            ctx.step += 1
+            ctx.send(StepStarted(task=ctx.index, step=ctx.step))
+            reply = self._complete(loop)
+            loop.messages.append(reply.assistant_message())
+            if reply.tool_calls:
+                for call in reply.tool_calls:
+                    result = loop.toolbox.call(call.id, call.name, call.arguments)
+                    loop.messages.append(
+                        {"role": "tool", "tool_call_id": call.id, "content": loop.toolbox.render(result)}
+                    )
+                continue
+            answer = (reply.content or "").strip()
+            reminder = self._reminder(loop, answer)
+            if reminder is None:
+                return ("answered", answer) if answer else ("error", "The model gave no answer.")
+            loop.messages.append({"role": "user", "content": reminder})
+
+    def _complete(self, loop: _Loop) -> ModelReply:
+        tools = loop.toolbox.schemas()
+        chars = sum(len(str(m.get("content") or "")) for m in loop.messages) + len(str(tools))
+        started = time.monotonic()
+        reply = self.model.complete(loop.messages, tools)
+        loop.model_calls += 1
+        loop.prompt_chars += chars
+        loop.usage = loop.usage + reply.usage
+        u = reply.usage
+        loop.ctx.send(ModelUsage(
+            task=loop.ctx.index, step=loop.ctx.step, model=reply.model or self.model.name,
+            prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens,
+            total_tokens=u.total_tokens, cost=u.cost, wall_s=round(time.monotonic() - started, 4),
+            prompt_chars=chars,
+        ))
+        return reply
+
+    def _reminder(self, loop: _Loop, answer: str) -> str | None:
+        """A program reminder instead of accepting this reply as the answer, if one is due."""
+        ctx = loop.ctx
+        if not answer:
+            if loop.empty_replies >= 2:
+                return None
+            loop.empty_replies += 1
+            return self._fire(ctx, "empty_reply", prompts.EMPTY_REPLY_NOTE)
+        message = guards.nudge(ctx, loop.nudges, self.settings.max_nudges)
+        if message:
+            loop.nudges += 1
+            return self._fire(ctx, "nudge", message)
+        message = guards.language(ctx.task, answer, loop.language_reminded)
+        if message:
+            loop.language_reminded = True
+            return self._fire(ctx, "language", message)
+        return None
+
+    @staticmethod
+    def _fire(ctx: TaskContext, guard: str, message: str) -> str:
+        ctx.send(GuardFired(task=ctx.index, step=ctx.step, guard=guard, message=message))
+        return message
+
+    def _budget_exhausted(self, loop: _Loop) -> str | None:
+        settings = self.settings
+        if loop.model_calls >= settings.max_steps:
+            return f"max steps {settings.max_steps}"
+        if settings.max_tokens and loop.usage.total_tokens >= settings.max_tokens:
+            return f"max tokens {settings.max_tokens}"
+        if settings.max_wall_s and time.monotonic() - loop.ctx.started >= settings.max_wall_s:
+            return f"max wall time {settings.max_wall_s:g} s"
+        return None
+
+    def _finish(self, loop: _Loop, status: str, answer: str, error: str | None) -> TaskResult:
+        ctx = loop.ctx
+        wall = time.monotonic() - ctx.started
+        ctx.send(FinalAnswer(task=ctx.index, text=answer, status=status))
+        result = TaskResult(
+            index=ctx.index, task=ctx.task, answer=answer, status=status, error=error,
+            actions=list(ctx.actions), events=loop.events, messages=loop.messages,
+            created=[t.ref for t in ctx.created], model_calls=loop.model_calls, steps=ctx.step,
+            prompt_tokens=loop.usage.prompt_tokens, completion_tokens=loop.usage.completion_tokens,
+            total_tokens=loop.usage.total_tokens, cost=loop.usage.cost, prompt_chars=loop.prompt_chars,
+            wall_s=wall,
+        )
+        ctx.send(TaskFinished(
+            task=ctx.index, status=status, steps=ctx.step, model_calls=loop.model_calls,
+            total_tokens=loop.usage.total_tokens, cost=loop.usage.cost, wall_s=round(wall, 3),
+            outcome=result.outcome,
+        ))
+        return result

@@ -1,0 +1,180 @@
+"""Rendering agent events for people and scripts.
+
+Three renderers share one interface (``__call__(event)`` plus ``close()``):
+
+* :class:`RichRenderer` for a terminal: styled step lines and a spinner while the model
+  thinks;
+* :class:`PlainRenderer` when output is piped: the same lines, no colour, no spinner;
+* :class:`JsonRenderer` for ``--json``: one JSON object per event and line.
+
+They only read events; the agent never knows which one is listening.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.markup import escape
+from rich.status import Status
+
+from toolsmith.events import (
+    Event,
+    FinalAnswer,
+    GuardFired,
+    ModelRetry,
+    ModelUsage,
+    StepStarted,
+    TaskFinished,
+    TaskStarted,
+    ToolCalled,
+    ToolResult,
+)
+from toolsmith.trajectory import Redactor
+
+
+def short(value: Any, limit: int = 70) -> str:
+    """A one-line, bounded rendering of tool arguments."""
+    if isinstance(value, dict):
+        parts = []
+        for key, item in value.items():
+            text = item if isinstance(item, str) else json.dumps(item, ensure_ascii=False, default=str)
+            text = " ".join(str(text).split())
+            parts.append(f"{key}={text[:40] + '…' if len(text) > 40 else text}")
+        value = ", ".join(parts)
+    text = " ".join(str(value).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class PlainRenderer:
+    """Plain text lines, suitable for pipes and logs."""
+
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        *,
+        verbose: bool = False,
+        quiet: bool = False,
+        redactor: Redactor | None = None,
+    ) -> None:
+        self.stream = stream or sys.stdout
+        self.verbose = verbose
+        self.quiet = quiet
+        self.redactor = redactor or Redactor.from_environment()
+
+    def line(self, event: Event) -> str | None:  # noqa: C901 - one branch per event type
+        if isinstance(event, TaskStarted):
+            return f"\n== task {event.task + 1}: {event.text}"
+        if isinstance(event, StepStarted):
+            return f"  step {event.step}" if self.verbose else None
+        if isinstance(event, ModelUsage):
+            return (f"    model {event.model}: {event.total_tokens} tokens, {event.wall_s:.2f}s"
+                    if self.verbose else None)
+        if isinstance(event, ModelRetry):
+            return f"    model retry {event.attempt} in {event.delay_s:.1f}s: {event.reason}"
+        if isinstance(event, ToolCalled):
+            origin = " [program]" if event.origin == "program" else ""
+            kind = " (library tool)" if event.library else ""
+            return f"  → {event.name}{kind}({short(event.arguments)}){origin}"
+        if isinstance(event, ToolResult):
+            mark = "ok" if event.ok else "FAILED"
+            return f"    ← {mark} in {event.wall_s:.2f}s: {event.summary}"
+        if isinstance(event, GuardFired):
+            return f"  ! guard {event.guard}: {short(event.message, 160)}"
+        if isinstance(event, FinalAnswer):
+            return f"  = answer ({event.status}): {event.text}"
+        if isinstance(event, TaskFinished):
+            return (f"  summary: {event.outcome}, {event.model_calls} model calls, {event.steps} steps, "
+                    f"{event.total_tokens} tokens{_cost(event.cost)}, {event.wall_s:.2f}s")
+        return None
+
+    def __call__(self, event: Event) -> None:
+        if self.quiet and not isinstance(event, (FinalAnswer, TaskFinished)):
+            return
+        text = self.line(event)
+        if text is not None:
+            print(self.redactor.text(text), file=self.stream, flush=True)
+
+    def close(self) -> None:
+        """Nothing to release for plain output."""
+
+
+class RichRenderer(PlainRenderer):
+    """Styled lines for a terminal, with a spinner while waiting on the model or a tool."""
+
+    def __init__(
+        self, console: Console | None = None, *, verbose: bool = False, quiet: bool = False,
+        redactor: Redactor | None = None,
+    ) -> None:
+        super().__init__(verbose=verbose, quiet=quiet, redactor=redactor)
+        self.console = console or Console(highlight=False)
+        self._status: Status | None = None
+
+    def __call__(self, event: Event) -> None:
+        self._stop_spinner()
+        if self.quiet and not isinstance(event, (FinalAnswer, TaskFinished)):
+            return
+        text = self.line(event)
+        if text is not None:
+            self.console.print(self._style(event, escape(self.redactor.text(text))))
+        if isinstance(event, (StepStarted, ToolResult)):
+            self._spin("model is thinking…")
+        elif isinstance(event, ToolCalled):
+            self._spin(f"running {event.name}…")
+
+    @staticmethod
+    def _style(event: Event, text: str) -> str:
+        if isinstance(event, TaskStarted):
+            return f"[bold cyan]{text}[/]"
+        if isinstance(event, ToolResult):
+            return f"[green]{text}[/]" if event.ok else f"[red]{text}[/]"
+        if isinstance(event, GuardFired):
+            return f"[yellow]{text}[/]"
+        if isinstance(event, FinalAnswer):
+            return f"[bold]{text}[/]"
+        if isinstance(event, TaskFinished):
+            return f"[dim]{text}[/]"
+        return text
+
+    def _spin(self, message: str) -> None:
+        if self.console.is_terminal and not self.quiet:
+            self._status = self.console.status(message)
+            self._status.start()
+
+    def _stop_spinner(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    def close(self) -> None:
+        self._stop_spinner()
+
+
+class JsonRenderer:
+    """One JSON object per event and line, for scripts."""
+
+    def __init__(self, stream: TextIO | None = None, *, redactor: Redactor | None = None) -> None:
+        self.stream = stream or sys.stdout
+        self.redactor = redactor or Redactor.from_environment()
+
+    def __call__(self, event: Event) -> None:
+        record = self.redactor.data(event.to_dict())
+        print(json.dumps(record, ensure_ascii=False, default=str), file=self.stream, flush=True)
+
+    def close(self) -> None:
+        """Nothing to release for JSON output."""
+
+
+def make_renderer(*, json_mode: bool, verbose: bool, quiet: bool) -> PlainRenderer | JsonRenderer:
+    if json_mode:
+        return JsonRenderer()
+    console = Console(highlight=False)
+    if console.is_terminal:
+        return RichRenderer(console, verbose=verbose, quiet=quiet)
+    return PlainRenderer(verbose=verbose, quiet=quiet)
+
+
+def _cost(cost: float | None) -> str:
+    return f", cost {cost:.4f}" if cost is not None else ""

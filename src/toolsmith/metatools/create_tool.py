@@ -1,0 +1,196 @@
+"""``create_tool``: wrap verified code as a stored, parameterised library tool.
+
+The order of events matters. The verify-before-create guard runs first (no tool
+without a real ``code_interpreter`` run in this task). Then deduplication: identical
+code is refused outright, a close match to an active tool is reported back once so the
+model can reuse it or deliberately make a new version. Only then does the gate run
+``run(**test_args)`` in the sandbox, and only a passing tool is written, carrying the
+task's package pins and its provenance.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import replace
+from typing import Any
+
+from toolsmith.context import TaskContext
+from toolsmith.events import GuardFired
+from toolsmith.library import Status, ToolVersion
+from toolsmith.library.models import Provenance, ToolSpec
+
+SCHEMA: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "create_tool",
+        "description": (
+            "Save verified code as a reusable, general tool in the persistent library. The code "
+            "must define def run(**params) that calls the library at run time and returns "
+            "JSON-serialisable data; never hard-code results or test values. Name it generally "
+            "(get_stock_price(ticker), not get_nvidia_price). The tool is test-run with test_args "
+            "before it is stored."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": "snake_case tool name."},
+                "description": {"type": "string", "description": "What the tool does and returns."},
+                "parameters": {"type": "object", "description": "JSON Schema of run()'s parameters."},
+                "code": {"type": "string", "description": "Python source defining run(...)."},
+                "test_args": {"type": "object", "description": "Real arguments for the test run."},
+                "keywords": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "Short search terms, in English and in the task's language.",
+                },
+            },
+            "required": ["name", "description", "parameters", "code", "test_args"],
+        },
+    },
+}
+
+_WORD = re.compile(r"[a-z0-9]+|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_STOP = frozenset(
+    {"a", "an", "the", "of", "for", "to", "and", "or", "in", "on", "by", "with", "get", "return", "returns"}
+)
+
+
+def handle(ctx: TaskContext, args: dict[str, Any]) -> dict[str, Any]:
+    if not ctx.verified:
+        message = (
+            "create_tool refused: no code_interpreter run in this task has printed real output "
+            "yet. First run the library for real with code_interpreter and print its data."
+        )
+        ctx.send(GuardFired(task=ctx.index, step=ctx.step, guard="verify_before_create", message=message))
+        return {"ok": False, "guard": "verify_before_create", "error": message}
+    spec = _spec(ctx, args)
+    stop = _duplicate_stop(ctx, spec)
+    if stop is not None:
+        return stop
+    report = ctx.gate.check(spec)
+    if not report.ok:
+        return {
+            "ok": False,
+            "check": report.failed,
+            "error": f"The gate refused the tool ({report.failed}): {report.reason}",
+            "stored": False,
+        }
+    stored = _store(ctx, replace(spec, parameters=report.parameters or spec.parameters), report.to_dict())
+    ctx.unlock(stored)
+    ctx.created.append(stored)
+    return {
+        "ok": True,
+        "name": stored.name,
+        "version": stored.version,
+        "status": stored.status.value,
+        "hash": stored.hash,
+        "requirements": [r.pin for r in stored.spec.requirements],
+        "test_result": report.result,
+        "note": f"{stored.ref} passed the gate and is stored. Call it now with the task's arguments.",
+    }
+
+
+def _spec(ctx: TaskContext, args: dict[str, Any]) -> ToolSpec:
+    keywords = args.get("keywords") or []
+    if isinstance(keywords, str):
+        keywords = [k.strip() for k in re.split(r"[,;]", keywords) if k.strip()]
+    return ToolSpec(
+        name=str(args["name"]).strip(),
+        description=str(args["description"]).strip(),
+        parameters=args.get("parameters") if isinstance(args.get("parameters"), dict) else {},
+        code=str(args["code"]),
+        test_args=args.get("test_args") if isinstance(args.get("test_args"), dict) else {},
+        requirements=tuple(sorted(ctx.installed.values(), key=lambda r: r.name)),
+        keywords=tuple(str(k)[:60] for k in keywords[:20]),
+    )
+
+
+def _store(ctx: TaskContext, spec: ToolSpec, gate: dict[str, Any]) -> ToolVersion:
+    previous = ctx.library.served(spec.name)
+    status = Status.PENDING if ctx.settings.review == "required" else Status.ACTIVE
+    provenance = Provenance(
+        task=ctx.task,
+        model=ctx.model_name,
+        sources=tuple(ctx.sources),
+        created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        session_id=ctx.session_id,
+        origin="agent",
+    )
+    return ctx.library.add(
+        spec,
+        provenance=provenance,
+        gate=gate,
+        status=status,
+        parent_version=previous.version if previous else None,
+        actor=f"agent:{ctx.session_id}",
+    )
+
+
+# -- deduplication -----------------------------------------------------------------------
+
+
+def _duplicate_stop(ctx: TaskContext, spec: ToolSpec) -> dict[str, Any] | None:
+    """Refuse identical code; report a close match once so the model can choose."""
+    for tool in ctx.library.find_by_code_hash(spec.code_hash()):
+        ctx.unlock(tool)
+        return {
+            "ok": False,
+            "duplicate": tool.ref,
+            "error": f"Identical code is already stored as {tool.ref}. Reuse it instead "
+            "(it is now callable).",
+            "stored": False,
+        }
+    if spec.name in ctx.failed_library_tools or spec.name in ctx.dedup_warned:
+        # Repairing a tool that failed in this task, or the model was told about the
+        # match and asked again: a new version (or a separate tool) is its choice.
+        return None
+    match = _closest(spec, _candidates(ctx, spec), ctx.settings.dedup_threshold)
+    if match is None:
+        return None
+    ctx.dedup_warned.add(spec.name)
+    tool, score = match
+    ctx.unlock(tool)
+    same = tool.name == spec.name
+    advice = (
+        f"A tool named {tool.name!r} already exists ({tool.ref}) and has not failed in this task."
+        if same
+        else f"The active tool {tool.ref} looks like the same capability (similarity {score:.2f})."
+    )
+    then = "a new version of it." if same else "a separate tool."
+    return {
+        "ok": False,
+        "similar": tool.ref,
+        "similarity": round(score, 2),
+        "existing": {"name": tool.name, "description": tool.spec.description, "parameters": tool.spec.parameters},
+        "error": f"{advice} Reuse it (it is now callable), or call create_tool again to store this as {then}",
+        "stored": False,
+    }
+
+
+def _candidates(ctx: TaskContext, spec: ToolSpec) -> list[ToolVersion]:
+    """Active tools that could be the same capability: same name, or found by search."""
+    found = {h.tool.name: h.tool for h in ctx.library.search(f"{spec.name} {spec.description}", limit=10)}
+    same = ctx.library.served(spec.name)
+    if same is not None and same.status == Status.ACTIVE:
+        found[same.name] = same
+    return list(found.values())
+
+
+def _closest(spec: ToolSpec, tools: list[ToolVersion], threshold: float) -> tuple[ToolVersion, float] | None:
+    words = _words(spec)
+    best: tuple[ToolVersion, float] | None = None
+    for tool in tools:
+        score = 1.0 if tool.name == spec.name else _jaccard(words, _words(tool.spec))
+        if score >= threshold and (best is None or score > best[1]):
+            best = (tool, score)
+    return best
+
+
+def _words(spec: ToolSpec) -> set[str]:
+    text = " ".join([spec.name.replace("_", " "), spec.description]).lower()
+    return {w for w in _WORD.findall(text) if w not in _STOP}
+
+
+def _jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0

@@ -1,0 +1,229 @@
+"""The toolbox: what one task can call, and the single door every call goes through.
+
+The toolbox offers the five meta-tools (four under ``--no-create``) plus the library
+tools unlocked in this task, and turns every call into a JSON result. Whatever the
+model sends (malformed JSON, an unknown or locked tool, wrong types, missing
+arguments), the answer is an error result it can act on; nothing here raises into the
+loop. Library tools run in the sandbox, and each call's outcome and latency is recorded
+as the tool's health; a tool that keeps failing is quarantined.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from toolsmith import guards
+from toolsmith.context import Action, TaskContext
+from toolsmith.errors import LibraryError, SandboxUnavailableError, ToolsmithError
+from toolsmith.events import GuardFired, ToolCalled, ToolResult
+from toolsmith.library import Status, ToolVersion
+from toolsmith.metatools import code_interpreter, create_tool, search_tools
+from toolsmith.metatools.read_webpage import READ_WEBPAGE_SCHEMA
+from toolsmith.metatools.web_search import WEB_SEARCH_SCHEMA
+from toolsmith.schema import argument_problems
+
+Handler = Callable[[TaskContext, dict[str, Any]], dict[str, Any]]
+RESULT_CHARS = 12_000
+
+
+def _web_search(ctx: TaskContext, args: dict[str, Any]) -> dict[str, Any]:
+    return ctx.web.search(str(args["query"]), args.get("num_results"))
+
+
+def _read_webpage(ctx: TaskContext, args: dict[str, Any]) -> dict[str, Any]:
+    url = str(args["url"])
+    result = ctx.web.read(url)
+    if result.get("ok"):
+        ctx.add_source(str(result.get("final_url") or url))
+    return result
+
+
+META_TOOLS: dict[str, tuple[dict[str, Any], Handler]] = {
+    "web_search": (WEB_SEARCH_SCHEMA, _web_search),
+    "read_webpage": (READ_WEBPAGE_SCHEMA, _read_webpage),
+    "code_interpreter": (code_interpreter.SCHEMA, code_interpreter.handle),
+    "create_tool": (create_tool.SCHEMA, create_tool.handle),
+    "search_tools": (search_tools.SCHEMA, search_tools.handle),
+}
+
+
+def cap_middle(text: str, limit: int = RESULT_CHARS) -> str:
+    """Keep the head and tail of ``text`` within ``limit`` characters, saying what was cut."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    cut = len(text) - 2 * half
+    return f"{text[:half]}\n[... {cut} characters cut to fit the context ...]\n{text[-half:]}"
+
+
+class Toolbox:
+    """Dispatches one task's tool calls, emitting events and recording actions."""
+
+    def __init__(self, ctx: TaskContext) -> None:
+        self.ctx = ctx
+        self.repeats = guards.RepeatTracker()
+        self.reminded: set[str] = set()
+
+    def meta_names(self) -> list[str]:
+        return [n for n in META_TOOLS if n != "create_tool" or self.ctx.allow_create]
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """Function definitions offered to the model right now."""
+        meta = [META_TOOLS[name][0] for name in self.meta_names()]
+        return meta + [tool.openai_schema() for tool in self.ctx.unlocked.values()]
+
+    def call(self, call_id: str, name: str, raw_arguments: Any, *, origin: str = "model") -> dict[str, Any]:
+        """Run one tool call and return its JSON-able result (never raises for model errors)."""
+        ctx = self.ctx
+        args, parse_error = _parse_arguments(raw_arguments)
+        is_library = name in ctx.unlocked and name not in META_TOOLS
+        ctx.send(ToolCalled(task=ctx.index, step=ctx.step, call_id=call_id, name=name,
+                            arguments=args if parse_error is None else raw_arguments,
+                            origin=origin, library=is_library))
+        started = time.monotonic()
+        result = (
+            {"ok": False, "error": f"The arguments for {name} are not valid JSON ({parse_error}). "
+             "Send one JSON object that matches the tool's parameters."}
+            if parse_error is not None else self._dispatch(name, args)
+        )
+        ok = bool(result.get("ok"))
+        intervention = self.repeats.record(name, args if parse_error is None else raw_arguments, ok)
+        if intervention:
+            result["intervention"] = intervention
+            ctx.send(GuardFired(task=ctx.index, step=ctx.step, guard="repeat", message=intervention))
+        version = result.get("version") if is_library else None
+        ctx.actions.append(Action(name=name, arguments=args if parse_error is None else raw_arguments,
+                                  ok=ok, origin=origin, library=is_library, version=version))
+        ctx.send(ToolResult(task=ctx.index, step=ctx.step, call_id=call_id, name=name, ok=ok,
+                            summary=summarize(result), wall_s=round(time.monotonic() - started, 4),
+                            data=result))
+        return result
+
+    def render(self, result: dict[str, Any]) -> str:
+        """The tool message content the model sees: JSON, capped head and tail."""
+        return cap_middle(json.dumps(result, ensure_ascii=False, default=str))
+
+    # -- dispatch ----------------------------------------------------------------------
+
+    def _dispatch(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        ctx = self.ctx
+        if name in META_TOOLS and name in self.meta_names():
+            schema, handler = META_TOOLS[name]
+            refusal = guards.reuse_first(ctx, name, self.reminded)
+            if refusal:
+                return self._guard("reuse_first", refusal)
+            return self._invoke(name, schema["function"]["parameters"], args, lambda: handler(ctx, args))
+        if name in ctx.unlocked:
+            tool = ctx.unlocked[name]
+            return self._invoke(name, tool.spec.parameters, args, lambda: self._call_library(tool, args))
+        return self._unknown(name)
+
+    def _invoke(
+        self, name: str, schema: dict[str, Any], args: dict[str, Any], run: Callable[[], dict[str, Any]]
+    ) -> dict[str, Any]:
+        problems = argument_problems(schema, args)
+        if problems:
+            return {"ok": False, "error": f"Bad arguments for {name}: {'; '.join(problems)}."}
+        try:
+            return run()
+        except SandboxUnavailableError:
+            raise  # the user must fix the sandbox setting; the model cannot
+        except ToolsmithError as exc:
+            return {"ok": False, "error": f"{name} failed: {exc}"}
+        except Exception as exc:  # a bug in a tool path must not end the task
+            return {"ok": False, "error": f"{name} failed unexpectedly: {type(exc).__name__}: {exc}"}
+
+    def _unknown(self, name: str) -> dict[str, Any]:
+        ctx = self.ctx
+        if name == "create_tool":
+            return {"ok": False, "error": "create_tool is disabled in this run (--no-create)."}
+        try:
+            exists = ctx.library.served(name) is not None
+        except LibraryError:
+            exists = False
+        if exists:
+            return self._guard("unlocking", guards.unlocking_message(name))
+        available = ", ".join(self.meta_names() + list(ctx.unlocked))
+        return {"ok": False, "error": f"There is no tool named {name!r}. Available tools: {available}."}
+
+    def _guard(self, guard: str, message: str) -> dict[str, Any]:
+        ctx = self.ctx
+        ctx.send(GuardFired(task=ctx.index, step=ctx.step, guard=guard, message=message))
+        return {"ok": False, "guard": guard, "error": message}
+
+    # -- library tools -----------------------------------------------------------------
+
+    def _call_library(self, tool: ToolVersion, args: dict[str, Any]) -> dict[str, Any]:
+        ctx = self.ctx
+        started = time.monotonic()
+        outcome = ctx.sandbox.call_tool(tool.spec.code, args, requirements=tool.spec.requirements)
+        latency_ms = (time.monotonic() - started) * 1000
+        stats = ctx.library.record_call(tool.name, tool.version, ok=outcome.ok, latency_ms=latency_ms,
+                                        error=outcome.error)
+        source = _source_line(tool)
+        if outcome.ok:
+            return {"ok": True, "tool": tool.name, "version": tool.version, "result": outcome.value,
+                    "source": source}
+        ctx.failed_library_tools.add(tool.name)
+        payload = {"ok": False, "tool": tool.name, "version": tool.version, "error": outcome.error,
+                   "error_type": outcome.error_type, "source": source}
+        if outcome.traceback:
+            payload["traceback"] = outcome.traceback[-1500:]
+        if tool.status == Status.ACTIVE and stats.consecutive_failures >= ctx.settings.quarantine_after:
+            reason = f"{stats.consecutive_failures} consecutive failures; last: {outcome.error}"
+            ctx.library.set_status(tool.name, tool.version, Status.QUARANTINED, reason=reason,
+                                   actor=f"agent:{ctx.session_id}")
+            payload["quarantined"] = True
+        if ctx.allow_create:
+            payload["repair"] = (
+                f"You may repair it: verify a fix with code_interpreter, then create_tool with the "
+                f"same name {tool.name!r} to store a new version."
+            )
+        return payload
+
+
+def _parse_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
+    if isinstance(raw, dict):
+        return raw, None
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return {}, None
+    try:
+        value = json.loads(raw) if isinstance(raw, (str, bytes)) else raw
+    except ValueError as exc:
+        return {}, str(exc)
+    if not isinstance(value, dict):
+        return {}, f"expected a JSON object, got {type(value).__name__}"
+    return value, None
+
+
+def _source_line(tool: ToolVersion) -> str:
+    sources = ", ".join(tool.provenance.sources[:3])
+    packages = ", ".join(r.pin for r in tool.spec.requirements[:5])
+    parts = [f"library tool {tool.ref}"]
+    if packages:
+        parts.append(f"packages {packages}")
+    if sources:
+        parts.append(f"docs {sources}")
+    return "; ".join(parts)
+
+
+def summarize(result: dict[str, Any], limit: int = 160) -> str:
+    """A one-line summary of a tool result for progress displays."""
+    if not result.get("ok"):
+        text = str(result.get("error") or "failed")
+    elif "result" in result:
+        text = json.dumps(result["result"], ensure_ascii=False, default=str)
+    elif "stdout" in result:
+        text = str(result.get("stdout") or result.get("note") or "").strip() or "(no output)"
+    elif "results" in result:
+        names = [str(r.get("name") or r.get("title") or r.get("url")) for r in result["results"][:4]]
+        text = f"{len(result['results'])} result(s): " + ", ".join(names) if names else "no results"
+    elif "text" in result:
+        text = str(result.get("title") or result.get("final_url") or "") + f" ({len(str(result['text']))} chars)"
+    else:
+        text = str(result.get("note") or "ok")
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
