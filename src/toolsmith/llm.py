@@ -175,9 +175,7 @@ class Model(Protocol):
 
     name: str
 
-    def complete(
-        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]
-    ) -> ModelReply: ...
+    def complete(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> ModelReply: ...
 
 
 # --- retry policy ---------------------------------------------------------------------
@@ -269,9 +267,7 @@ class ChatModel:
     ) -> None:
         self.close()
 
-    def complete(
-        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]
-    ) -> ModelReply:
+    def complete(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> ModelReply:
         """One chat completion, retried on 429/5xx/timeouts/dropped connections."""
         check_endpoint_allowed(self.base_url)
         request: dict[str, Any] = {"model": self.name, "messages": list(messages)}
@@ -418,6 +414,12 @@ def parse_completion(
 
     Read defensively: OpenAI-compatible servers differ in what they leave out.
     """
+    if isinstance(response, (str, bytes)):
+        start = redact(str(response)[:80])
+        raise ModelResponseError(
+            f"The model endpoint answered with something that is not a chat completion "
+            f"({start!r}...). Check that the base URL (LLM_BASE_URL) is the API, usually ending in /v1."
+        )
     choices = getattr(response, "choices", None)
     if not isinstance(choices, list) or not choices:
         error = getattr(response, "error", None)
@@ -478,4 +480,3 @@ def _usage(raw: Any, models: Sequence[str], prices: Mapping[str, tuple[float, fl
 
 def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-

@@ -191,9 +191,7 @@ def _check_url(url: str, variable: str) -> str:
     return url.rstrip("/")
 
 
-def _find_key(
-    spec: _Spec, env: Mapping[str, str], url_variable: str | None
-) -> tuple[str, str | None]:
+def _find_key(spec: _Spec, env: Mapping[str, str], url_variable: str | None) -> tuple[str, str | None]:
     candidates: list[str] = []
     if url_variable is not None or spec.key_variable is None:
         candidates.append("LLM_API_KEY")

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from toolsmith.sandbox.cgroups import RunCgroup
 from toolsmith.sandbox.limits import Limits
 from toolsmith.sandbox.result import ExecResult
 
@@ -33,8 +34,8 @@ class Job:
 
     ``workdir`` is a host directory that becomes the run's only writable place;
     ``script`` is a file name inside it. ``python`` is the host path of the interpreter
-    and ``env_prefix`` the virtual environment whose packages the run may import (read
-    only), or None for the standard library alone.
+    (inside ``env_prefix`` when there is one) and ``env_prefix`` the virtual environment
+    whose packages the run may import (read only), or None for the standard library alone.
     """
 
     workdir: Path
@@ -43,6 +44,9 @@ class Job:
     env_prefix: Path | None
     limits: Limits
     network: bool = True
+    # Files in ``workdir`` the program is expected to write back (the harness's result).
+    # An isolating backend makes only these writable on the host; all else stays inside.
+    outputs: tuple[str, ...] = ()
 
 
 class Backend(Protocol):
@@ -84,22 +88,37 @@ class _CappedBuffer:
 
 
 def rlimit_preexec(limits: Limits) -> Callable[[], None]:
-    """A pre-exec hook applying the limits as rlimits (inherited by every descendant)."""
+    """A pre-exec hook applying the limits as rlimits (inherited by every descendant).
+
+    The CPU hard limit sits one second above the soft one, so the kernel first sends
+    SIGXCPU (reported as ``cpu``) and only then SIGKILL.
+    """
     mb = 1024 * 1024
     pairs = [
-        (resource.RLIMIT_AS, limits.memory_mb * mb),
-        (resource.RLIMIT_CPU, limits.cpu_s),
-        (resource.RLIMIT_NPROC, limits.max_procs),
-        (resource.RLIMIT_FSIZE, limits.file_size_mb * mb),
-        (resource.RLIMIT_NOFILE, limits.open_files),
-        (resource.RLIMIT_CORE, 0),
+        (resource.RLIMIT_AS, limits.memory_mb * mb, limits.memory_mb * mb),
+        (resource.RLIMIT_CPU, limits.cpu_s, limits.cpu_s + 1),
+        (resource.RLIMIT_NPROC, limits.max_procs, limits.max_procs),
+        (resource.RLIMIT_FSIZE, limits.file_size_mb * mb, limits.file_size_mb * mb),
+        (resource.RLIMIT_NOFILE, limits.open_files, limits.open_files),
+        (resource.RLIMIT_CORE, 0, 0),
     ]
 
     def apply() -> None:
-        for which, value in pairs:
-            resource.setrlimit(which, (value, value))
+        for which, soft, hard in pairs:
+            resource.setrlimit(which, (soft, hard))
 
     return apply
+
+
+def chain(*hooks: Callable[[], None] | None) -> Callable[[], None]:
+    """One pre-exec hook running ``hooks`` in order (``None`` entries are skipped)."""
+    present = [hook for hook in hooks if hook is not None]
+
+    def run() -> None:
+        for hook in present:
+            hook()
+
+    return run
 
 
 def kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -124,35 +143,56 @@ def supervise(
     network: bool,
     preexec: Callable[[], None] | None = None,
     on_timeout: Callable[[subprocess.Popen[bytes]], None] = kill_group,
+    pass_fds: Sequence[int] = (),
+    cgroup: RunCgroup | None = None,
+    signal_exit_offset: bool = False,
 ) -> ExecResult:
-    """Run ``argv`` to completion or until the wall-clock limit, with capped output."""
+    """Run ``argv`` to completion or until the wall-clock limit, with capped output.
+
+    With a ``cgroup``, everything still inside it is killed when the run ends and the
+    cgroup's verdicts (OOM kill, pid limit hit) feed ``killed_by``. ``signal_exit_offset``
+    says the launcher reports a signal death as ``128 + signal`` (bwrap does); such exit
+    codes are turned back into the negative signal numbers ``subprocess`` uses.
+    """
     started = time.monotonic()
-    proc = subprocess.Popen(
-        list(argv),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=cwd,
-        env=dict(env),
-        start_new_session=True,
-        preexec_fn=preexec,
-        close_fds=True,
-    )
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=dict(env),
+            start_new_session=True,
+            preexec_fn=preexec,
+            close_fds=True,
+            pass_fds=tuple(pass_fds),
+        )
+    except BaseException:
+        if cgroup is not None:
+            cgroup.close()
+        raise
     out, err = _CappedBuffer(limits.output_bytes), _CappedBuffer(limits.output_bytes)
-    timed_out = _pump(proc, out, err, deadline=started + limits.timeout_s)
-    if timed_out:
-        on_timeout(proc)
-    # The streams are closed; a surviving grandchild could still hold the group, so kill it.
-    kill_group(proc) if proc.poll() is None else None
-    exit_code = proc.wait()
+    try:
+        timed_out = _pump(proc, out, err, deadline=started + limits.timeout_s)
+        if timed_out:
+            on_timeout(proc)
+        # The streams are closed; a surviving grandchild could still hold the group, so kill it.
+        kill_group(proc) if proc.poll() is None else None
+        exit_code = proc.wait()
+    finally:
+        if cgroup is not None:
+            cgroup.close()
     wall = time.monotonic() - started
-    killed_by = "timeout" if timed_out else _signal_name(exit_code, limits, wall)
+    if signal_exit_offset and 128 < exit_code < 128 + 65:
+        exit_code = 128 - exit_code
+    stderr = err.text()
     return ExecResult(
         stdout=out.text(),
-        stderr=err.text(),
+        stderr=stderr,
         exit_code=exit_code,
         timed_out=timed_out,
-        killed_by=killed_by,
+        killed_by=classify(exit_code, timed_out=timed_out, stderr=stderr, cgroup=cgroup),
         wall_s=round(wall, 4),
         truncated=bool(out.dropped or err.dropped),
         backend=backend,
@@ -200,11 +240,40 @@ def _pump(
         proc.stderr.close()
 
 
-def _signal_name(exit_code: int, limits: Limits, wall_s: float) -> str | None:
-    """Name what killed the process, guessing the rlimit where the signal implies one."""
-    if exit_code >= 0:
+# Last words of a Python (or C) program that ran into a limit, and the limit they name.
+_LIMIT_MESSAGES = (
+    ("MemoryError", "memory"),
+    ("Cannot allocate memory", "memory"),
+    ("std::bad_alloc", "memory"),
+    ("out of memory", "memory"),
+    ("File too large", "file_size"),
+    ("No space left on device", "disk"),
+    ("Too many open files", "open_files"),
+    ("can't start new thread", "processes"),
+    ("Resource temporarily unavailable", "processes"),
+)
+
+
+def classify(exit_code: int, *, timed_out: bool, stderr: str, cgroup: RunCgroup | None = None) -> str | None:
+    """Name what stopped the run: a limit when one evidently fired, else a signal, else None."""
+    if timed_out:
+        return "timeout"
+    if cgroup is not None and cgroup.oom_killed and exit_code != 0:
+        return "memory"
+    if exit_code < 0:
+        return _signal_name(-exit_code)
+    if exit_code == 0:
         return None
-    sig = -exit_code
+    tail = "\n".join(stderr.strip().splitlines()[-4:])
+    for needle, limit in _LIMIT_MESSAGES:
+        if needle in tail and (limit != "processes" or cgroup is None or cgroup.pids_limited):
+            return limit
+    if cgroup is not None and cgroup.pids_limited:
+        return "processes"
+    return None
+
+
+def _signal_name(sig: int) -> str:
     if sig == signal.SIGXCPU:
         return "cpu"
     if sig == signal.SIGXFSZ:

@@ -4,7 +4,8 @@ A tool call writes three files into a fresh work directory: the tool's code as
 ``tool.py``, its arguments as ``_args.json`` and the harness below as ``_call.py``. The
 harness imports the tool, calls ``run(**args)`` and writes ``{"ok": ..., "value": ...}``
 to ``_result.json``. The result file, not stdout, carries the answer, so whatever the
-tool prints cannot be mistaken for its return value.
+tool prints cannot be mistaken for its return value. It is the only file of a call that
+is read back (:data:`OUTPUTS`).
 """
 
 from __future__ import annotations
@@ -19,16 +20,16 @@ SCRIPT = "_call.py"
 ARGS_FILE = "_args.json"
 RESULT_FILE = "_result.json"
 TOOL_FILE = "tool.py"
+OUTPUTS = (RESULT_FILE,)
 MAX_RESULT_BYTES = 8 * 1024 * 1024
 
 HARNESS_SOURCE = r'''
 import importlib.util, json, os, sys, traceback
 
 def _write(payload):
-    tmp = "_result.json.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
+    # Written in place: under bwrap this file is a bind mount, which cannot be renamed over.
+    with open("_result.json", "w", encoding="utf-8") as fh:
         fh.write(payload)
-    os.replace(tmp, "_result.json")
 
 def _fail(kind, message):
     tb = traceback.format_exc(limit=-12)

@@ -1,25 +1,32 @@
 """The ``process`` backend: a plain child process. It is NOT isolation.
 
-It exists for machines without bubblewrap. It still starts the child from a scrubbed
-environment, in its own session, under rlimits and a wall-clock timeout, but the code
-can read every file the user can read, write wherever the user can write, reach the
-network and leave daemons behind that call ``setsid``.
+It exists for machines without a working bubblewrap. It still starts the child from a
+scrubbed environment, in its own session, under rlimits, a wall-clock timeout and (when
+writable) per-run pids and memory cgroups, but the code can read every file the user
+can read, write wherever the user can write and reach the network.
 """
 
 from __future__ import annotations
 
 import os
 
-from toolsmith.sandbox.backend import Job, rlimit_preexec, supervise
+from toolsmith.sandbox.backend import Job, chain, rlimit_preexec, supervise
+from toolsmith.sandbox.cgroups import RunCgroup
 from toolsmith.sandbox.result import ExecResult
 
 NOT_DEFENDED = (
-    "reading the user's files (home directory, .env, the tool library)",
-    "writing outside the work directory",
-    "network access (it cannot be switched off)",
-    "processes that escape with setsid or double fork",
-    "tampering with the package environment",
+    "reading the user's files (home directory, .env, API keys in files, the tool library)",
+    "writing outside the work directory (including the tool library and the package environment)",
+    "network access, including services on the host's loopback (network=False has no effect)",
+    "seeing and signalling the user's other processes",
+    "processes that escape with setsid or a double fork, when no pids cgroup is available",
+    "filling the disk (only single files are capped)",
 )
+
+
+def python_argv(python: str, script: str, *, site: bool) -> list[str]:
+    """How both backends start the interpreter: isolated mode, unbuffered, no bytecode."""
+    return [python, "-I", "-u", "-B", *([] if site else ["-S"]), script]
 
 
 class ProcessBackend:
@@ -36,11 +43,9 @@ class ProcessBackend:
             "HOME": str(home),
             "LANG": "C.UTF-8",
             "TZ": os.environ.get("TZ", "UTC"),
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONIOENCODING": "utf-8",
-            "PYTHONUNBUFFERED": "1",
         }
-        argv = [str(job.python), "-I", *([] if job.env_prefix else ["-S"]), job.script]
+        argv = python_argv(str(job.python), job.script, site=job.env_prefix is not None)
+        cgroup = RunCgroup.create(job.limits)
         return supervise(
             argv,
             env=env,
@@ -48,5 +53,6 @@ class ProcessBackend:
             limits=job.limits,
             backend=self.name,
             network=True,
-            preexec=rlimit_preexec(job.limits),
+            preexec=chain(cgroup.joiner(), rlimit_preexec(job.limits)),
+            cgroup=cgroup,
         )
