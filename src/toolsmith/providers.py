@@ -238,7 +238,14 @@ def is_local_url(url: str) -> bool:
         address = ipaddress.ip_address(host)
     except ValueError:
         return False
-    return address.is_private or address.is_link_local
+    return address.is_link_local or any(address in net for net in _PRIVATE_NETWORKS)
+
+
+# Private-use ranges only (RFC 1918, IPv6 unique-local); ipaddress's is_private also
+# counts documentation and other reserved ranges, which are not "my own network".
+_PRIVATE_NETWORKS = tuple(
+    ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7")
+)
 
 
 # --- OpenRouter model names -----------------------------------------------------------

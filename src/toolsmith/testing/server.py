@@ -1,0 +1,288 @@
+"""ScriptedServer: a real OpenAI-compatible HTTP endpoint on loopback, answering from a Model.
+
+Tests point a real :class:`~toolsmith.llm.ChatModel` (real SDK, real HTTP) at it, so the
+whole client path runs without any model provider. It serves ``POST /v1/chat/completions``
+(non-streaming) and ``GET /v1/models``, records what it received, and plays a queue of
+faults before normal answers: error statuses with ``Retry-After``, hangs, dropped
+connections and raw bodies.
+
+This is test infrastructure: the HTTP server runs in a background thread, which the house
+rule against threads (about timing out untrusted code) does not concern.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+from toolsmith.errors import ConfigError
+from toolsmith.llm import Model, ModelReply, is_loopback_url
+
+
+@dataclass(frozen=True)
+class Fault:
+    """What to do instead of (or before) a normal answer, for one request."""
+
+    status: int | None = None
+    retry_after: float | None = None
+    hang: float | None = None  # wait this long, then close without answering
+    drop: bool = False  # close the connection without answering
+    body: Any = None  # serve this (JSON value, or str verbatim) instead of an answer
+    delay: float | None = None  # wait, then go on (with the status/body, or a real answer)
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    owner: ScriptedServer
+
+
+class _HTTPServer6(_HTTPServer):
+    address_family = socket.AF_INET6
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _HTTPServer
+    protocol_version = "HTTP/1.1"
+    timeout = 10  # idle keep-alive connections end on their own
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silent: test output stays readable."""
+
+    def do_GET(self) -> None:
+        if _route(self.path) == "/models":
+            self._send_json(200, self.server.owner.models_payload())
+        else:
+            self._send_json(404, _error(f"No route GET {self.path}", "not_found"))
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if _route(self.path) != "/chat/completions":
+            self._send_json(404, _error(f"No route POST {self.path}", "not_found"))
+            return
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            self._send_json(400, _error("The request body is not JSON.", "invalid_request_error"))
+            return
+        owner = self.server.owner
+        fault = owner._record(self.headers.get("Authorization"), body)
+        if fault is not None and self._play(fault):
+            return
+        status, payload = owner._answer(body)
+        self._send_json(status, payload)
+
+    def _play(self, fault: Fault) -> bool:
+        """Apply ``fault``; True when the request is fully handled."""
+        stopping = self.server.owner._stopping
+        if fault.hang is not None:
+            stopping.wait(fault.hang)
+            fault = Fault(drop=True)
+        if fault.drop:
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+            return True
+        if fault.delay is not None:
+            stopping.wait(fault.delay)
+        if fault.status is None and fault.body is None:
+            return False  # only a delay: answer normally
+        status = fault.status or 200
+        headers = {} if fault.retry_after is None else {"Retry-After": _number(fault.retry_after)}
+        body = fault.body if fault.body is not None else _error(f"Injected HTTP {status}", "injected")
+        self._send_json(status, body, headers)
+        return True
+
+    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+        try:
+            self.send_response(status)
+            content_type = "text/plain" if isinstance(payload, str) else "application/json"
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError:
+            self.close_connection = True  # the client gave up (timed out) first
+
+
+class ScriptedServer:
+    """An OpenAI-compatible endpoint on loopback backed by ``model``. Use as a context manager."""
+
+    def __init__(self, model: Model, *, host: str = "127.0.0.1", port: int = 0) -> None:
+        if not is_loopback_url(f"http://{_bracket(host)}/"):
+            raise ConfigError(f"ScriptedServer only listens on loopback; got host {host!r}.", setting="host")
+        self.model = model
+        self.host = host
+        self._port = port
+        self._lock = threading.Lock()
+        self._faults: deque[Fault] = deque()
+        self._stopping = threading.Event()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self.request_count = 0  # chat-completion requests, faulted ones included
+        self.authorizations: list[str | None] = []  # Authorization header of each request
+        self.requests: list[Any] = []  # JSON body of each request
+        self.errors: list[BaseException] = []  # what the model raised (answered with HTTP 400)
+
+    # --- lifecycle
+
+    def start(self) -> ScriptedServer:
+        if self._httpd is None:
+            server_class = _HTTPServer6 if ":" in self.host else _HTTPServer
+            self._httpd = server_class((self.host, self._port), _Handler)
+            self._httpd.owner = self
+            self._port = self._httpd.server_address[1]
+            self._thread = threading.Thread(
+                target=self._httpd.serve_forever,
+                kwargs={"poll_interval": 0.05},
+                name="scripted-server",
+                daemon=True,
+            )
+            self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._stopping.set()  # releases hanging handlers
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> ScriptedServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @property
+    def port(self) -> int:
+        return self._port
+
+    @property
+    def base_url(self) -> str:
+        if self._httpd is None:
+            raise ConfigError("ScriptedServer is not started; use it as a context manager.", setting="server")
+        return f"http://{_bracket(self.host)}:{self._port}/v1"
+
+    # --- faults
+
+    def inject(
+        self,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+        hang: float | None = None,
+        drop: bool = False,
+        body: Any = None,
+        delay: float | None = None,
+        times: int = 1,
+    ) -> ScriptedServer:
+        """Queue a fault for the next ``times`` chat requests (faults play in order).
+
+        ``status`` (with optional ``retry_after`` seconds) answers with an error; ``hang``
+        waits that long and then closes without answering; ``drop`` closes at once; ``body``
+        serves a raw body (status 200 unless given); ``delay`` only slows the answer down.
+        """
+        fault = Fault(status, retry_after, hang, drop, body, delay)
+        if fault == Fault():
+            raise ConfigError("inject() needs status, hang, drop, body or delay.", setting="inject")
+        with self._lock:
+            self._faults.extend([fault] * times)
+        return self
+
+    @property
+    def faults_pending(self) -> int:
+        with self._lock:
+            return len(self._faults)
+
+    # --- called from handler threads
+
+    def _record(self, authorization: str | None, body: Any) -> Fault | None:
+        with self._lock:
+            self.request_count += 1
+            self.authorizations.append(authorization)
+            self.requests.append(body)
+            return self._faults.popleft() if self._faults else None
+
+    def _answer(self, body: Any) -> tuple[int, Any]:
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            return 400, _error("The request needs a 'messages' list.", "invalid_request_error")
+        if body.get("stream"):
+            return 400, _error("ScriptedServer does not stream; call without stream=True.", "invalid_request_error")
+        try:
+            result = self.model.complete(body["messages"], body.get("tools") or [])
+        except Exception as exc:  # any failure of the scripted model goes back as HTTP 400
+            with self._lock:
+                self.errors.append(exc)
+            return 400, _error(f"{type(exc).__name__}: {exc}", "scripted_model_error")
+        with self._lock:
+            number = self.request_count
+        return 200, completion_payload(result, request_model=str(body.get("model", "")), number=number)
+
+    def models_payload(self) -> dict[str, Any]:
+        model = {"id": self.model.name, "object": "model", "created": 0, "owned_by": "toolsmith"}
+        return {"object": "list", "data": [model]}
+
+
+def completion_payload(reply: ModelReply, *, request_model: str = "", number: int = 1) -> dict[str, Any]:
+    """``reply`` as the JSON body of a ``chat.completion`` response."""
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in reply.tool_calls
+        ]
+    if reply.reasoning:
+        message["reasoning_content"] = reply.reasoning
+    usage: dict[str, Any] = {
+        "prompt_tokens": reply.usage.prompt_tokens,
+        "completion_tokens": reply.usage.completion_tokens,
+        "total_tokens": reply.usage.total_tokens,
+    }
+    if reply.usage.cost is not None:
+        usage["cost"] = reply.usage.cost  # the way OpenRouter reports a charge
+    finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
+    return {
+        "id": f"chatcmpl-scripted-{number}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": reply.model or request_model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+        "usage": usage,
+    }
+
+
+def _route(path: str) -> str:
+    """The path without query and without the ``/v1`` prefix."""
+    path = path.split("?", 1)[0].rstrip("/")
+    return path.removeprefix("/v1")
+
+
+def _error(message: str, kind: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "code": kind}}
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def _bracket(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host

@@ -1,0 +1,19 @@
+"""Shared pytest setup. Keep this file small; add only what every test needs.
+
+Tests never call a real model. The autouse fixture below bans every model endpoint that
+is not on loopback (a toolsmith.testing.ScriptedServer is), in this process through the
+module switch and in child processes (CLI runs) through TOOLSMITH_BAN_REAL_MODEL.
+Setting TOOLSMITH_ALLOW_REAL_MODEL=1 in the shell lifts the ban on purpose.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from toolsmith import llm
+
+
+@pytest.fixture(autouse=True)
+def _ban_real_models(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(llm, "REAL_MODELS_ALLOWED", False)
+    monkeypatch.setenv(llm.BAN_ENV, "1")

@@ -1,0 +1,332 @@
+"""ChatModel end to end: real openai SDK, real HTTP, against a ScriptedServer on loopback."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from toolsmith import llm
+from toolsmith.errors import ModelError, ModelResponseError, ModelRetryExhausted
+from toolsmith.llm import ChatModel, ModelReply, ProviderConfig, RetryPolicy, Usage
+from toolsmith.testing import ScriptedModel, ScriptedServer, final, last_tool_result, reply, tool_call
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_time",
+            "description": "Current time in a time zone.",
+            "parameters": {"type": "object", "properties": {"tz": {"type": "string"}}, "required": ["tz"]},
+        },
+    }
+]
+USER = [{"role": "user", "content": "What time is it in UTC?"}]
+
+
+@pytest.fixture
+def scripted() -> ScriptedModel:
+    return ScriptedModel(name="scripted")
+
+
+@pytest.fixture
+def server(scripted: ScriptedModel) -> Iterator[ScriptedServer]:
+    with ScriptedServer(scripted) as running:
+        yield running
+
+
+class Recorder:
+    """Stands in for time.sleep and collects on_retry events."""
+
+    def __init__(self) -> None:
+        self.sleeps: list[float] = []
+        self.retries: list[tuple[int, float, str]] = []
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+
+    def on_retry(self, attempt: int, delay: float, reason: str) -> None:
+        self.retries.append((attempt, delay, reason))
+
+
+def chat(
+    server: ScriptedServer,
+    recorder: Recorder | None = None,
+    *,
+    key_variable: str | None = None,
+    timeout: float = 5.0,
+    retry: RetryPolicy | None = None,
+    **kwargs: Any,
+) -> ChatModel:
+    recorder = recorder or Recorder()
+    config = ProviderConfig(
+        provider="custom", model="scripted", base_url=server.base_url, api_key="test-key", key_variable=key_variable
+    )
+    return ChatModel(
+        config,
+        timeout=timeout,
+        retry=retry or RetryPolicy(),
+        sleep=recorder.sleep,
+        rng=lambda: 1.0,  # full jitter at its ceiling: the delays are exactly the backoff bounds
+        on_retry=recorder.on_retry,
+        **kwargs,
+    )
+
+
+# --- the happy path ------------------------------------------------------------------
+
+
+def test_tool_call_round_trip(scripted: ScriptedModel, server: ScriptedServer) -> None:
+    broken_json = '{"tz": "UTC"'  # malformed on purpose: it must arrive exactly as sent
+    scripted.add(
+        reply(tool_call("get_time", broken_json, id="call_1"), content="Let me check."),
+        lambda messages, tools: final(f"It is {last_tool_result(messages)['time']} UTC."),
+    )
+    model = chat(server)
+
+    first = model.complete(USER, TOOLS)
+
+    assert first.tool_calls == (llm.ToolCallRequest(id="call_1", name="get_time", arguments=broken_json),)
+    assert first.content == "Let me check."
+    assert first.finish_reason == "tool_calls"
+    assert first.model == "scripted"
+    transcript = [
+        *USER,
+        first.assistant_message(),
+        {"role": "tool", "tool_call_id": "call_1", "content": '{"time": "12:34"}'},
+    ]
+    second = model.complete(transcript, TOOLS)
+
+    assert second.content == "It is 12:34 UTC."
+    assert second.tool_calls == ()
+    assert second.finish_reason == "stop"
+    # What the scripted model saw went through the SDK and HTTP unchanged.
+    seen_messages, seen_tools = scripted.requests[1]
+    assert seen_messages[1]["tool_calls"][0]["function"]["arguments"] == broken_json
+    assert seen_tools == TOOLS
+    assert server.requests[0]["tool_choice"] == "auto"
+    assert server.authorizations == ["Bearer test-key", "Bearer test-key"]
+    scripted.assert_complete()
+
+
+def test_no_tools_means_no_tools_field(scripted: ScriptedModel, server: ScriptedServer) -> None:
+    scripted.add(final("hello"))
+    assert chat(server).complete(USER, []).content == "hello"
+    assert "tools" not in server.requests[0] and "tool_choice" not in server.requests[0]
+    assert server.requests[0]["model"] == "scripted"
+
+
+def test_usage_and_cost_from_price_table(scripted: ScriptedModel, server: ScriptedServer) -> None:
+    scripted.add(ModelReply(content="x", usage=Usage(1000, 500, 1500)))
+    result = chat(server, prices={"scripted": (2.0, 8.0)}).complete(USER, [])
+    assert result.usage == Usage(1000, 500, 1500, cost=pytest.approx(0.006))
+
+
+def test_usage_estimated_by_scripted_model_and_reported_cost(scripted: ScriptedModel, server: ScriptedServer) -> None:
+    scripted.add(final("four"), ModelReply(content="y", usage=Usage(10, 5, 15, cost=0.25)))
+    model = chat(server)
+    estimated = model.complete(USER, TOOLS).usage
+    assert estimated.prompt_tokens > 20 and estimated.completion_tokens == 1
+    assert estimated.total_tokens == estimated.prompt_tokens + 1 and estimated.cost is None
+    # A cost the endpoint reports (OpenRouter does) is used when no price is configured.
+    assert model.complete(USER, []).usage.cost == pytest.approx(0.25)
+
+
+def test_reasoning_content_survives_the_round_trip(scripted: ScriptedModel, server: ScriptedServer) -> None:
+    scripted.add(ModelReply(content=None, tool_calls=(tool_call("get_time", {"tz": "UTC"}, id="c"),), reasoning="hmm"))
+    result = chat(server).complete(USER, TOOLS)
+    assert result.reasoning == "hmm"
+    assert result.assistant_message()["reasoning_content"] == "hmm"
+
+
+# --- retries -------------------------------------------------------------------------
+
+
+def test_429_then_500_then_success(scripted: ScriptedModel, server: ScriptedServer) -> None:
+    scripted.add(final("finally"))
+    server.inject(status=429).inject(status=500)
+    recorder = Recorder()
+
+    result = chat(server, recorder).complete(USER, [])
+
+    assert result.content == "finally"
+    assert server.request_count == 3
+    assert recorder.sleeps == [1.0, 2.0]  # exponential: base, then twice the base
+    assert [(a, d) for a, d, _ in recorder.retries] == [(1, 1.0), (2, 2.0)]
+    assert "HTTP 429" in recorder.retries[0][2] and "HTTP 500" in recorder.retries[1][2]
+
+
+def test_retry_after_is_honoured_and_capped(scripted: ScriptedModel, server: ScriptedServer) -> None:
+    scripted.add(final("a"), final("b"))
+    recorder = Recorder()
+    model = chat(server, recorder, retry=RetryPolicy(max_delay_s=10.0))
+    server.inject(status=429, retry_after=3)
+    model.complete(USER, [])
+    server.inject(status=503, retry_after=3600)
+    model.complete(USER, [])
+    assert recorder.sleeps == [3.0, 10.0]
+
+
+def test_retry_after_beyond_the_time_budget_gives_up_at_once(scripted: ScriptedModel, server: ScriptedServer) -> None:
+    server.inject(status=429, retry_after=50)
+    recorder = Recorder()
+    model = chat(server, recorder, retry=RetryPolicy(max_delay_s=60.0, max_total_s=20.0))
+    with pytest.raises(ModelRetryExhausted) as info:
+        model.complete(USER, [])
+    assert info.value.attempts == 1 and "HTTP 429" in info.value.last_error
+    assert recorder.sleeps == []
+
+
+def test_attempts_are_bounded(server: ScriptedServer) -> None:
+    server.inject(status=502, times=10)
+    recorder = Recorder()
+    with pytest.raises(ModelRetryExhausted) as info:
+        chat(server, recorder, retry=RetryPolicy(max_attempts=3)).complete(USER, [])
+    assert info.value.attempts == 3
+    assert server.request_count == 3
+    assert recorder.sleeps == [1.0, 2.0]
+    assert "3 attempt(s)" in str(info.value) and "test-key" not in str(info.value)
+
+
+def test_hang_times_out_then_retries(scripted: ScriptedModel, server: ScriptedServer) -> None:
+    scripted.add(final("after the hang"))
+    server.inject(hang=10)
+    recorder = Recorder()
+    started = time.monotonic()
+    result = chat(server, recorder, timeout=0.3).complete(USER, [])
+    assert result.content == "after the hang"
+    assert time.monotonic() - started < 3
+    assert server.request_count == 2
+    assert "no answer within 0.3s" in recorder.retries[0][2]
+
+
+def test_hangs_exhaust_within_the_time_budget(server: ScriptedServer) -> None:
+    server.inject(hang=10, times=50)
+    policy = RetryPolicy(max_attempts=50, max_total_s=0.8, base_delay_s=0.01)
+    started = time.monotonic()
+    with pytest.raises(ModelRetryExhausted) as info:
+        chat(server, timeout=0.3, retry=policy).complete(USER, [])
+    elapsed = time.monotonic() - started
+    assert 0.7 < elapsed < 2.0  # the last attempt's timeout was cut to what the budget had left
+    assert 2 <= info.value.attempts <= 4
+    assert "no answer" in info.value.last_error
+
+
+def test_dropped_connection_is_retried(scripted: ScriptedModel, server: ScriptedServer) -> None:
+    scripted.add(final("ok"))
+    server.inject(drop=True)
+    recorder = Recorder()
+    assert chat(server, recorder).complete(USER, []).content == "ok"
+    assert server.request_count == 2
+    assert recorder.retries[0][2].startswith("connection failed")
+
+
+# --- errors that are not retried -------------------------------------------------------
+
+
+def test_401_is_not_retried_and_names_the_key_variable(server: ScriptedServer) -> None:
+    body = {"error": {"message": "Incorrect API key provided: test-key.", "type": "invalid_request_error"}}
+    server.inject(status=401, body=body)
+    recorder = Recorder()
+    with pytest.raises(ModelError) as info:
+        chat(server, recorder, key_variable="OPENAI_API_KEY").complete(USER, [])
+    message = str(info.value)
+    assert not isinstance(info.value, ModelRetryExhausted)
+    assert "HTTP 401" in message and "OPENAI_API_KEY" in message
+    assert "test-key" not in message  # the endpoint echoed the key; the message does not
+    assert server.request_count == 1 and recorder.sleeps == []
+
+
+def test_401_without_key_variable_points_at_llm_api_key(server: ScriptedServer) -> None:
+    server.inject(status=401)
+    with pytest.raises(ModelError, match="LLM_API_KEY"):
+        chat(server).complete(USER, [])
+
+
+def test_404_model_and_400_tools_hints(server: ScriptedServer) -> None:
+    server.inject(status=404, body={"error": {"message": "The model `scripted` does not exist", "code": "model_not_found"}})
+    with pytest.raises(ModelError, match="LLM_MODEL"):
+        chat(server).complete(USER, [])
+    server.inject(status=400, body={"error": {"message": "registry.ollama.ai/library/gemma does not support tools"}})
+    with pytest.raises(ModelError, match="tool \\(function\\) calling"):
+        chat(server).complete(USER, TOOLS)
+    assert server.request_count == 2
+
+
+def test_insufficient_quota_is_not_retried(server: ScriptedServer) -> None:
+    server.inject(status=429, body={"error": {"message": "You exceeded your quota", "code": "insufficient_quota"}})
+    with pytest.raises(ModelError, match="no quota left"):
+        chat(server).complete(USER, [])
+    assert server.request_count == 1
+
+
+def test_unusable_responses(server: ScriptedServer) -> None:
+    server.inject(body={"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": []})
+    with pytest.raises(ModelResponseError, match="without any choices"):
+        chat(server).complete(USER, [])
+    server.inject(body="<html>a web page, not an API</html>")
+    with pytest.raises(ModelResponseError, match="LLM_BASE_URL"):
+        chat(server).complete(USER, [])
+
+
+def test_scripted_model_failure_reaches_the_client_unretried(scripted: ScriptedModel, server: ScriptedServer) -> None:
+    with pytest.raises(ModelError, match="no reply left"):
+        chat(server).complete(USER, [])
+    assert server.request_count == 1 and len(server.errors) == 1
+
+
+# --- keys stay where they belong ------------------------------------------------------
+
+
+def test_empty_key_never_picks_up_openai_api_key(server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    scripted = server.model
+    assert isinstance(scripted, ScriptedModel)
+    scripted.add(final("a"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-real-openai-secret")
+    monkeypatch.setenv("OPENAI_CUSTOM_HEADERS", "Authorization: Bearer sk-env-header-secret")
+    config = ProviderConfig(provider="custom", model="scripted", base_url=server.base_url, api_key="", key_variable=None)
+    ChatModel(config).complete(USER, [])
+    assert server.authorizations == ["Bearer no-key-needed"]
+
+
+def test_repr_has_no_key(server: ScriptedServer) -> None:
+    model = chat(server)
+    assert "test-key" not in repr(model) and server.base_url in repr(model)
+
+
+# --- the real-model ban ----------------------------------------------------------------
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("network I/O attempted")
+
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+
+
+@pytest.mark.parametrize("base_url", [None, "https://openrouter.ai/api/v1", "http://10.0.0.5:8000/v1"])
+def test_ban_refuses_non_loopback_before_any_io(no_network: None, base_url: str | None) -> None:
+    config = ProviderConfig(provider="openai", model="gpt-5.4-mini", base_url=base_url, api_key="sk-x", key_variable=None)
+    with pytest.raises(ModelError, match="banned") as info:
+        ChatModel(config).complete(USER, [])
+    assert "TOOLSMITH_ALLOW_REAL_MODEL" in str(info.value)
+
+
+def test_ban_switch_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert not llm.real_models_allowed()
+    monkeypatch.delenv(llm.BAN_ENV)
+    assert not llm.real_models_allowed()  # the module switch alone bans
+    monkeypatch.setattr(llm, "REAL_MODELS_ALLOWED", True)
+    assert llm.real_models_allowed()
+    assert not llm.real_models_allowed({llm.BAN_ENV: "1"})  # the variable alone bans (children)
+    assert llm.real_models_allowed({llm.BAN_ENV: "1", llm.ALLOW_ENV: "1"})
+    llm.ban_real_models()
+    assert not llm.REAL_MODELS_ALLOWED
+    monkeypatch.setenv(llm.ALLOW_ENV, "1")
+    llm.check_endpoint_allowed("https://api.openai.com/v1")  # lifted on purpose: no error
