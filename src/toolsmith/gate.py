@@ -270,5 +270,7 @@ def _check_generality(tree: ast.Module, test_args: dict[str, Any]) -> GateCheck:
     return GateCheck("generality", True)
 
 
-def _tail(text: str | None, lines: int = 4) -> str:
-    return " | ".join((text or "").strip().splitlines()[-lines:])
+def _tail(text: str | None, lines: int = 3) -> str:
+    # Caret lines (^^^^) only point at columns; they carry nothing once joined on one line.
+    kept = [line.strip() for line in (text or "").splitlines() if line.strip().strip("^~")]
+    return " | ".join(kept[-lines:])
