@@ -21,10 +21,7 @@ ALLOWED_SCHEMES = ("http", "https")
 MAX_REDIRECTS = 5
 DEFAULT_TIMEOUT_S = 15.0
 DEFAULT_MAX_BYTES = 3 * 1024 * 1024
-_ACCEPT = (
-    "text/html,application/xhtml+xml,application/json;q=0.9,text/plain;q=0.8,"
-    "text/markdown;q=0.8,*/*;q=0.5"
-)
+_ACCEPT = "text/html,application/xhtml+xml,application/json;q=0.9,text/plain;q=0.8,text/markdown;q=0.8,*/*;q=0.5"
 
 
 @dataclass
@@ -50,10 +47,7 @@ def scheme_error(url: str) -> str | None:
     scheme = parts.scheme.lower()
     if scheme not in ALLOWED_SCHEMES:
         shown = f"{scheme}:" if scheme else "no scheme"
-        return (
-            f"Refused to read {url!r}: only http:// and https:// URLs can be read ({shown} is not "
-            "allowed)."
-        )
+        return f"Refused to read {url!r}: only http:// and https:// URLs can be read ({shown} is not allowed)."
     if not parts.hostname:
         return f"Refused to read {url!r}: the URL has no host name."
     return None

@@ -56,9 +56,7 @@ SCHEMA = READ_WEBPAGE_SCHEMA
 _PROJECT_PATH = re.compile(r"^/project/([A-Za-z0-9][A-Za-z0-9._-]*)/?(?:([A-Za-z0-9][^/]*)/?)?$")
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([A-Za-z0-9._-]+)""", re.IGNORECASE)
-_DROP = re.compile(
-    r"<(script|style|noscript|svg|template|head|iframe)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL
-)
+_DROP = re.compile(r"<(script|style|noscript|svg|template|head|iframe)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _BLOCK = re.compile(
     r"</?(?:p|div|br|li|ul|ol|h[1-6]|tr|table|pre|section|article|header|footer|nav|main|"
