@@ -12,7 +12,14 @@ import pytest
 from toolsmith import llm
 from toolsmith.errors import ModelError, ModelResponseError, ModelRetryExhausted
 from toolsmith.llm import ChatModel, ModelReply, ProviderConfig, RetryPolicy, Usage
-from toolsmith.testing import ScriptedModel, ScriptedServer, final, last_tool_result, reply, tool_call
+from toolsmith.testing import (
+    ScriptedModel,
+    ScriptedServer,
+    final,
+    last_tool_result,
+    reply,
+    tool_call,
+)
 
 TOOLS = [
     {
@@ -20,7 +27,11 @@ TOOLS = [
         "function": {
             "name": "get_time",
             "description": "Current time in a time zone.",
-            "parameters": {"type": "object", "properties": {"tz": {"type": "string"}}, "required": ["tz"]},
+            "parameters": {
+                "type": "object",
+                "properties": {"tz": {"type": "string"}},
+                "required": ["tz"],
+            },
         },
     }
 ]
@@ -63,7 +74,11 @@ def chat(
 ) -> ChatModel:
     recorder = recorder or Recorder()
     config = ProviderConfig(
-        provider="custom", model="scripted", base_url=server.base_url, api_key="test-key", key_variable=key_variable
+        provider="custom",
+        model="scripted",
+        base_url=server.base_url,
+        api_key="test-key",
+        key_variable=key_variable,
     )
     return ChatModel(
         config,
@@ -89,7 +104,9 @@ def test_tool_call_round_trip(scripted: ScriptedModel, server: ScriptedServer) -
 
     first = model.complete(USER, TOOLS)
 
-    assert first.tool_calls == (llm.ToolCallRequest(id="call_1", name="get_time", arguments=broken_json),)
+    assert first.tool_calls == (
+        llm.ToolCallRequest(id="call_1", name="get_time", arguments=broken_json),
+    )
     assert first.content == "Let me check."
     assert first.finish_reason == "tool_calls"
     assert first.model == "scripted"
@@ -125,7 +142,9 @@ def test_usage_and_cost_from_price_table(scripted: ScriptedModel, server: Script
     assert result.usage == Usage(1000, 500, 1500, cost=pytest.approx(0.006))
 
 
-def test_usage_estimated_by_scripted_model_and_reported_cost(scripted: ScriptedModel, server: ScriptedServer) -> None:
+def test_usage_estimated_by_scripted_model_and_reported_cost(
+    scripted: ScriptedModel, server: ScriptedServer
+) -> None:
     scripted.add(final("four"), ModelReply(content="y", usage=Usage(10, 5, 15, cost=0.25)))
     model = chat(server)
     estimated = model.complete(USER, TOOLS).usage
@@ -135,8 +154,16 @@ def test_usage_estimated_by_scripted_model_and_reported_cost(scripted: ScriptedM
     assert model.complete(USER, []).usage.cost == pytest.approx(0.25)
 
 
-def test_reasoning_content_survives_the_round_trip(scripted: ScriptedModel, server: ScriptedServer) -> None:
-    scripted.add(ModelReply(content=None, tool_calls=(tool_call("get_time", {"tz": "UTC"}, id="c"),), reasoning="hmm"))
+def test_reasoning_content_survives_the_round_trip(
+    scripted: ScriptedModel, server: ScriptedServer
+) -> None:
+    scripted.add(
+        ModelReply(
+            content=None,
+            tool_calls=(tool_call("get_time", {"tz": "UTC"}, id="c"),),
+            reasoning="hmm",
+        )
+    )
     result = chat(server).complete(USER, TOOLS)
     assert result.reasoning == "hmm"
     assert result.assistant_message()["reasoning_content"] == "hmm"
@@ -159,7 +186,9 @@ def test_429_then_500_then_success(scripted: ScriptedModel, server: ScriptedServ
     assert "HTTP 429" in recorder.retries[0][2] and "HTTP 500" in recorder.retries[1][2]
 
 
-def test_retry_after_is_honoured_and_capped(scripted: ScriptedModel, server: ScriptedServer) -> None:
+def test_retry_after_is_honoured_and_capped(
+    scripted: ScriptedModel, server: ScriptedServer
+) -> None:
     scripted.add(final("a"), final("b"))
     recorder = Recorder()
     model = chat(server, recorder, retry=RetryPolicy(max_delay_s=10.0))
@@ -170,7 +199,9 @@ def test_retry_after_is_honoured_and_capped(scripted: ScriptedModel, server: Scr
     assert recorder.sleeps == [3.0, 10.0]
 
 
-def test_retry_after_beyond_the_time_budget_gives_up_at_once(scripted: ScriptedModel, server: ScriptedServer) -> None:
+def test_retry_after_beyond_the_time_budget_gives_up_at_once(
+    scripted: ScriptedModel, server: ScriptedServer
+) -> None:
     server.inject(status=429, retry_after=50)
     recorder = Recorder()
     model = chat(server, recorder, retry=RetryPolicy(max_delay_s=60.0, max_total_s=20.0))
@@ -228,7 +259,12 @@ def test_dropped_connection_is_retried(scripted: ScriptedModel, server: Scripted
 
 
 def test_401_is_not_retried_and_names_the_key_variable(server: ScriptedServer) -> None:
-    body = {"error": {"message": "Incorrect API key provided: test-key.", "type": "invalid_request_error"}}
+    body = {
+        "error": {
+            "message": "Incorrect API key provided: test-key.",
+            "type": "invalid_request_error",
+        }
+    }
     server.inject(status=401, body=body)
     recorder = Recorder()
     with pytest.raises(ModelError) as info:
@@ -247,24 +283,37 @@ def test_401_without_key_variable_points_at_llm_api_key(server: ScriptedServer) 
 
 
 def test_404_model_and_400_tools_hints(server: ScriptedServer) -> None:
-    server.inject(status=404, body={"error": {"message": "The model `scripted` does not exist", "code": "model_not_found"}})
+    server.inject(
+        status=404,
+        body={
+            "error": {"message": "The model `scripted` does not exist", "code": "model_not_found"}
+        },
+    )
     with pytest.raises(ModelError, match="LLM_MODEL"):
         chat(server).complete(USER, [])
-    server.inject(status=400, body={"error": {"message": "registry.ollama.ai/library/gemma does not support tools"}})
+    server.inject(
+        status=400,
+        body={"error": {"message": "registry.ollama.ai/library/gemma does not support tools"}},
+    )
     with pytest.raises(ModelError, match="tool \\(function\\) calling"):
         chat(server).complete(USER, TOOLS)
     assert server.request_count == 2
 
 
 def test_insufficient_quota_is_not_retried(server: ScriptedServer) -> None:
-    server.inject(status=429, body={"error": {"message": "You exceeded your quota", "code": "insufficient_quota"}})
+    server.inject(
+        status=429,
+        body={"error": {"message": "You exceeded your quota", "code": "insufficient_quota"}},
+    )
     with pytest.raises(ModelError, match="no quota left"):
         chat(server).complete(USER, [])
     assert server.request_count == 1
 
 
 def test_unusable_responses(server: ScriptedServer) -> None:
-    server.inject(body={"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": []})
+    server.inject(
+        body={"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": []}
+    )
     with pytest.raises(ModelResponseError, match="without any choices"):
         chat(server).complete(USER, [])
     server.inject(body="<html>a web page, not an API</html>")
@@ -272,7 +321,9 @@ def test_unusable_responses(server: ScriptedServer) -> None:
         chat(server).complete(USER, [])
 
 
-def test_scripted_model_failure_reaches_the_client_unretried(scripted: ScriptedModel, server: ScriptedServer) -> None:
+def test_scripted_model_failure_reaches_the_client_unretried(
+    scripted: ScriptedModel, server: ScriptedServer
+) -> None:
     with pytest.raises(ModelError, match="no reply left"):
         chat(server).complete(USER, [])
     assert server.request_count == 1 and len(server.errors) == 1
@@ -281,13 +332,17 @@ def test_scripted_model_failure_reaches_the_client_unretried(scripted: ScriptedM
 # --- keys stay where they belong ------------------------------------------------------
 
 
-def test_empty_key_never_picks_up_openai_api_key(server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_empty_key_never_picks_up_openai_api_key(
+    server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     scripted = server.model
     assert isinstance(scripted, ScriptedModel)
     scripted.add(final("a"))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-real-openai-secret")
     monkeypatch.setenv("OPENAI_CUSTOM_HEADERS", "Authorization: Bearer sk-env-header-secret")
-    config = ProviderConfig(provider="custom", model="scripted", base_url=server.base_url, api_key="", key_variable=None)
+    config = ProviderConfig(
+        provider="custom", model="scripted", base_url=server.base_url, api_key="", key_variable=None
+    )
     ChatModel(config).complete(USER, [])
     assert server.authorizations == ["Bearer no-key-needed"]
 
@@ -310,9 +365,17 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", refuse)
 
 
-@pytest.mark.parametrize("base_url", [None, "https://openrouter.ai/api/v1", "http://10.0.0.5:8000/v1"])
+@pytest.mark.parametrize(
+    "base_url", [None, "https://openrouter.ai/api/v1", "http://10.0.0.5:8000/v1"]
+)
 def test_ban_refuses_non_loopback_before_any_io(no_network: None, base_url: str | None) -> None:
-    config = ProviderConfig(provider="openai", model="gpt-5.4-mini", base_url=base_url, api_key="sk-x", key_variable=None)
+    config = ProviderConfig(
+        provider="openai",
+        model="gpt-5.4-mini",
+        base_url=base_url,
+        api_key="sk-x",
+        key_variable=None,
+    )
     with pytest.raises(ModelError, match="banned") as info:
         ChatModel(config).complete(USER, [])
     assert "TOOLSMITH_ALLOW_REAL_MODEL" in str(info.value)

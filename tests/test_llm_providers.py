@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from toolsmith.errors import ConfigError, MissingKeyError
-from toolsmith.llm import ProviderConfig, is_local_url, is_loopback_url, load_dotenv_files, resolve_provider
+from toolsmith.llm import (
+    ProviderConfig,
+    is_local_url,
+    is_loopback_url,
+    load_dotenv_files,
+    resolve_provider,
+)
 from toolsmith.providers import openrouter_model
 
 
@@ -27,7 +33,12 @@ def test_default_is_openai_with_sdk_default_url() -> None:
     ("provider", "variable", "base_url", "model"),
     [
         ("moonshot", "MOONSHOT_API_KEY", "https://api.moonshot.cn/v1", "kimi-k2.5"),
-        ("ark", "ARK_API_KEY", "https://ark.cn-beijing.volces.com/api/v3", "doubao-seed-1-6-251015"),
+        (
+            "ark",
+            "ARK_API_KEY",
+            "https://ark.cn-beijing.volces.com/api/v3",
+            "doubao-seed-1-6-251015",
+        ),
         ("openrouter", "OPENROUTER_API_KEY", "https://openrouter.ai/api/v1", "openai/gpt-5.4-mini"),
     ],
 )
@@ -38,7 +49,9 @@ def test_named_providers(provider: str, variable: str, base_url: str, model: str
 
 
 def test_provider_name_is_forgiving_and_checked() -> None:
-    assert resolve_provider({"LLM_PROVIDER": " Kimi ", "MOONSHOT_API_KEY": "k"}).provider == "moonshot"
+    assert (
+        resolve_provider({"LLM_PROVIDER": " Kimi ", "MOONSHOT_API_KEY": "k"}).provider == "moonshot"
+    )
     assert resolve_provider({"LLM_PROVIDER": "volcengine", "ARK_API_KEY": "k"}).provider == "ark"
     with pytest.raises(ConfigError) as info:
         resolve_provider({"LLM_PROVIDER": "anthropic-direct"})
@@ -87,9 +100,15 @@ def test_provider_argument_beats_llm_provider() -> None:
         ({"LLM_MODEL": "gpt-4o"}, "openai/gpt-4o"),
         ({"LLM_PROVIDER": "moonshot"}, "moonshotai/kimi-k2.5"),
         ({"LLM_PROVIDER": "moonshot", "LLM_MODEL": "moonshot-v1-8k"}, "moonshotai/moonshot-v1-8k"),
-        ({"LLM_PROVIDER": "moonshot", "LLM_MODEL": "kimi-k2-0905-preview"}, "moonshotai/kimi-k2-0905"),
+        (
+            {"LLM_PROVIDER": "moonshot", "LLM_MODEL": "kimi-k2-0905-preview"},
+            "moonshotai/kimi-k2-0905",
+        ),
         ({"LLM_PROVIDER": "ark"}, "bytedance-seed/seed-1.6"),
-        ({"LLM_PROVIDER": "ark", "LLM_MODEL": "doubao-seed-1-6-flash-250828"}, "bytedance-seed/seed-1.6-flash"),
+        (
+            {"LLM_PROVIDER": "ark", "LLM_MODEL": "doubao-seed-1-6-flash-250828"},
+            "bytedance-seed/seed-1.6-flash",
+        ),
         ({"LLM_PROVIDER": "ark", "LLM_MODEL": "deepseek-v3-250324"}, "deepseek/deepseek-chat"),
         ({"LLM_PROVIDER": "ark", "LLM_MODEL": "kimi-k2-250711"}, "moonshotai/kimi-k2"),
         ({"LLM_MODEL": "anthropic/claude-sonnet-4"}, "anthropic/claude-sonnet-4"),
@@ -105,22 +124,38 @@ def test_openrouter_fallback_maps_the_model(env: dict[str, str], model: str) -> 
 
 
 def test_no_fallback_when_own_key_or_own_url_is_set() -> None:
-    own = resolve_provider({"MOONSHOT_API_KEY": "k", "OPENROUTER_API_KEY": "o", "LLM_PROVIDER": "moonshot"})
+    own = resolve_provider(
+        {"MOONSHOT_API_KEY": "k", "OPENROUTER_API_KEY": "o", "LLM_PROVIDER": "moonshot"}
+    )
     assert own.provider == "moonshot"
     with pytest.raises(MissingKeyError):
         # A base URL of the user's own means "that server", never silently OpenRouter.
-        resolve_provider({"LLM_BASE_URL": "https://llm.example.org/v1", "LLM_MODEL": "m", "OPENROUTER_API_KEY": "o"})
+        resolve_provider(
+            {
+                "LLM_BASE_URL": "https://llm.example.org/v1",
+                "LLM_MODEL": "m",
+                "OPENROUTER_API_KEY": "o",
+            }
+        )
 
 
 def test_ark_endpoint_ids_cannot_be_mapped() -> None:
     with pytest.raises(ConfigError) as info:
-        resolve_provider({"LLM_PROVIDER": "ark", "LLM_MODEL": "ep-20240607092512-c5wnh", "OPENROUTER_API_KEY": "o"})
+        resolve_provider(
+            {
+                "LLM_PROVIDER": "ark",
+                "LLM_MODEL": "ep-20240607092512-c5wnh",
+                "OPENROUTER_API_KEY": "o",
+            }
+        )
     assert info.value.setting == "LLM_MODEL"
     assert "ARK_API_KEY" in str(info.value)
 
 
 def test_explicit_openrouter_namespaces_bare_names() -> None:
-    config = resolve_provider({"LLM_PROVIDER": "openrouter", "OPENROUTER_API_KEY": "o", "LLM_MODEL": "gpt-4o"})
+    config = resolve_provider(
+        {"LLM_PROVIDER": "openrouter", "OPENROUTER_API_KEY": "o", "LLM_MODEL": "gpt-4o"}
+    )
     assert config.model == "openai/gpt-4o"
     assert config.fallback_from is None
 
@@ -135,7 +170,9 @@ def test_openrouter_model_mapping_rules() -> None:
 
 
 def test_custom_base_url_on_loopback_needs_no_key() -> None:
-    config = resolve_provider({"LLM_BASE_URL": "http://127.0.0.1:8000/v1/", "LLM_MODEL": "Qwen/Qwen2.5-7B"})
+    config = resolve_provider(
+        {"LLM_BASE_URL": "http://127.0.0.1:8000/v1/", "LLM_MODEL": "Qwen/Qwen2.5-7B"}
+    )
     assert config.provider == "custom"
     assert config.base_url == "http://127.0.0.1:8000/v1"
     assert config.model == "Qwen/Qwen2.5-7B"
@@ -146,7 +183,11 @@ def test_custom_base_url_on_loopback_needs_no_key() -> None:
 
 
 def test_custom_remote_url_requires_llm_api_key() -> None:
-    env = {"LLM_BASE_URL": "https://llm.example.org/v1", "LLM_MODEL": "m", "OPENAI_API_KEY": "sk-openai-secret"}
+    env = {
+        "LLM_BASE_URL": "https://llm.example.org/v1",
+        "LLM_MODEL": "m",
+        "OPENAI_API_KEY": "sk-openai-secret",
+    }
     with pytest.raises(MissingKeyError) as info:
         resolve_provider(env)
     # The OpenAI key is not offered to somebody else's server.
@@ -156,7 +197,9 @@ def test_custom_remote_url_requires_llm_api_key() -> None:
 
 
 def test_openai_base_url_pairs_with_openai_key() -> None:
-    config = resolve_provider({"OPENAI_BASE_URL": "https://proxy.example.org/v1", "OPENAI_API_KEY": "sk-o"})
+    config = resolve_provider(
+        {"OPENAI_BASE_URL": "https://proxy.example.org/v1", "OPENAI_API_KEY": "sk-o"}
+    )
     assert (config.provider, config.base_url, config.key_variable) == (
         "openai",
         "https://proxy.example.org/v1",
@@ -167,7 +210,11 @@ def test_openai_base_url_pairs_with_openai_key() -> None:
 
 
 def test_named_provider_with_its_own_url_override() -> None:
-    env = {"LLM_PROVIDER": "moonshot", "LLM_BASE_URL": "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY": "k"}
+    env = {
+        "LLM_PROVIDER": "moonshot",
+        "LLM_BASE_URL": "https://api.moonshot.ai/v1",
+        "MOONSHOT_API_KEY": "k",
+    }
     config = resolve_provider(env)
     assert (config.provider, config.base_url, config.key_variable) == (
         "moonshot",
@@ -187,13 +234,21 @@ def test_custom_provider_needs_a_url_and_urls_are_checked() -> None:
 
 @pytest.mark.parametrize(
     ("provider", "variable"),
-    [("openai", "OPENAI_API_KEY"), ("moonshot", "MOONSHOT_API_KEY"), ("ark", "ARK_API_KEY"),
-     ("openrouter", "OPENROUTER_API_KEY")],
+    [
+        ("openai", "OPENAI_API_KEY"),
+        ("moonshot", "MOONSHOT_API_KEY"),
+        ("ark", "ARK_API_KEY"),
+        ("openrouter", "OPENROUTER_API_KEY"),
+    ],
 )
 def test_missing_key_names_the_variable(provider: str, variable: str) -> None:
     with pytest.raises(MissingKeyError) as info:
         resolve_provider({"LLM_PROVIDER": provider, variable: "   "})  # blank counts as missing
-    assert (info.value.provider, info.value.variable, info.value.setting) == (provider, variable, variable)
+    assert (info.value.provider, info.value.variable, info.value.setting) == (
+        provider,
+        variable,
+        variable,
+    )
     assert variable in str(info.value) and "--offline" in str(info.value)
 
 
@@ -222,7 +277,11 @@ def test_reads_os_environ_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_config_built_by_hand() -> None:
     config = ProviderConfig(
-        provider="custom", model="m", base_url="http://127.0.0.1:1/v1", api_key="tk-by-hand", key_variable=None
+        provider="custom",
+        model="m",
+        base_url="http://127.0.0.1:1/v1",
+        api_key="tk-by-hand",
+        key_variable=None,
     )
     assert config.key_present
     assert "tk-by-hand" not in repr(config) and "api_key" not in repr(config)

@@ -158,7 +158,11 @@ class ModelReply:
         message: dict[str, Any] = {"role": "assistant", "content": self.content}
         if self.tool_calls:
             message["tool_calls"] = [
-                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments},
+                }
                 for c in self.tool_calls
             ]
             if self.reasoning:
@@ -175,7 +179,9 @@ class Model(Protocol):
 
     name: str
 
-    def complete(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> ModelReply: ...
+    def complete(
+        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]
+    ) -> ModelReply: ...
 
 
 # --- retry policy ---------------------------------------------------------------------
@@ -251,7 +257,8 @@ class ChatModel:
         return str(self._client.base_url).rstrip("/")
 
     def __repr__(self) -> str:
-        return f"ChatModel(provider={self.config.provider!r}, model={self.name!r}, base_url={self.base_url!r})"
+        where = f"provider={self.config.provider!r}, base_url={self.base_url!r}"
+        return f"ChatModel(model={self.name!r}, {where})"
 
     def close(self) -> None:
         self._client.close()
@@ -267,7 +274,9 @@ class ChatModel:
     ) -> None:
         self.close()
 
-    def complete(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> ModelReply:
+    def complete(
+        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]
+    ) -> ModelReply:
         """One chat completion, retried on 429/5xx/timeouts/dropped connections."""
         check_endpoint_allowed(self.base_url)
         request: dict[str, Any] = {"model": self.name, "messages": list(messages)}
@@ -278,7 +287,9 @@ class ChatModel:
         attempt = 0
         while True:
             attempt += 1
-            timeout = max(0.01, min(self.timeout, self.retry.max_total_s - (self._clock() - started)))
+            timeout = max(
+                0.01, min(self.timeout, self.retry.max_total_s - (self._clock() - started))
+            )
             try:
                 response = self._client.chat.completions.create(**request, timeout=timeout)
             except openai.APIStatusError as exc:
@@ -286,12 +297,17 @@ class ChatModel:
             except openai.APITimeoutError:
                 reason, retry_after = f"no answer within {timeout:.1f}s", None
             except openai.APIConnectionError as exc:
-                reason, retry_after = f"connection failed: {self._detail(exc.__cause__ or exc)}", None
+                reason, retry_after = (
+                    f"connection failed: {self._detail(exc.__cause__ or exc)}",
+                    None,
+                )
             else:
                 return parse_completion(response, model=self.name, prices=self.prices)
             self._before_retry(attempt, started, reason, retry_after)
 
-    def _before_retry(self, attempt: int, started: float, reason: str, retry_after: float | None) -> None:
+    def _before_retry(
+        self, attempt: int, started: float, reason: str, retry_after: float | None
+    ) -> None:
         delay = self.retry.delay(attempt, retry_after, self._rng)
         elapsed = self._clock() - started
         if attempt >= self.retry.max_attempts or elapsed + delay >= self.retry.max_total_s:
@@ -360,7 +376,9 @@ def redact(text: str, secret: str | None = None) -> str:
     """``text`` with ``secret`` and anything that looks like an API token blanked out."""
     if secret:
         text = text.replace(secret, "[redacted]")
-    return _TOKENISH.sub(lambda m: f"{m.group(1)}[redacted]" if m.group(1) else "sk-[redacted]", text)
+    return _TOKENISH.sub(
+        lambda m: f"{m.group(1)}[redacted]" if m.group(1) else "sk-[redacted]", text
+    )
 
 
 def _error_code(exc: openai.APIStatusError) -> str | None:
@@ -418,7 +436,8 @@ def parse_completion(
         start = redact(str(response)[:80])
         raise ModelResponseError(
             f"The model endpoint answered with something that is not a chat completion "
-            f"({start!r}...). Check that the base URL (LLM_BASE_URL) is the API, usually ending in /v1."
+            f"({start!r}...). Check that the base URL (LLM_BASE_URL) is the API, usually "
+            f"ending in /v1."
         )
     choices = getattr(response, "choices", None)
     if not isinstance(choices, list) or not choices:
@@ -429,7 +448,9 @@ def parse_completion(
     message = getattr(choice, "message", None)
     if message is None:
         raise ModelResponseError("The model endpoint answered with a choice that has no message.")
-    calls = tuple(_tool_call(raw, i) for i, raw in enumerate(getattr(message, "tool_calls", None) or []))
+    calls = tuple(
+        _tool_call(raw, i) for i, raw in enumerate(getattr(message, "tool_calls", None) or [])
+    )
     answered_by = getattr(response, "model", None) or model
     reasoning = getattr(message, "reasoning_content", None)
     return ModelReply(
@@ -446,7 +467,9 @@ def _text(content: Any) -> str | None:
     if content is None or isinstance(content, str):
         return content
     if isinstance(content, list):  # content parts, as some servers send them
-        parts = [p.get("text", "") if isinstance(p, dict) else getattr(p, "text", "") for p in content]
+        parts = [
+            p.get("text", "") if isinstance(p, dict) else getattr(p, "text", "") for p in content
+        ]
         return "".join(str(p) for p in parts)
     return str(content)
 
@@ -462,7 +485,9 @@ def _tool_call(raw: Any, index: int) -> ToolCallRequest:
     elif not isinstance(arguments, str):
         arguments = json.dumps(arguments, ensure_ascii=False)  # some servers send an object
     call_id = getattr(raw, "id", None)
-    return ToolCallRequest(id=str(call_id) if call_id else f"call_{index}", name=name, arguments=arguments)
+    return ToolCallRequest(
+        id=str(call_id) if call_id else f"call_{index}", name=name, arguments=arguments
+    )
 
 
 def _usage(raw: Any, models: Sequence[str], prices: Mapping[str, tuple[float, float]]) -> Usage:

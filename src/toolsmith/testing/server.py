@@ -67,11 +67,11 @@ class _Handler(BaseHTTPRequestHandler):
         if _route(self.path) != "/chat/completions":
             self._send_json(404, _error(f"No route POST {self.path}", "not_found"))
             return
+        body: Any
         try:
             body = json.loads(raw or b"{}")
         except ValueError:
-            self._send_json(400, _error("The request body is not JSON.", "invalid_request_error"))
-            return
+            body = raw.decode("utf-8", "replace")  # recorded as text; _answer refuses it
         owner = self.server.owner
         fault = owner._record(self.headers.get("Authorization"), body)
         if fault is not None and self._play(fault):
@@ -96,7 +96,9 @@ class _Handler(BaseHTTPRequestHandler):
             return False  # only a delay: answer normally
         status = fault.status or 200
         headers = {} if fault.retry_after is None else {"Retry-After": _number(fault.retry_after)}
-        body = fault.body if fault.body is not None else _error(f"Injected HTTP {status}", "injected")
+        body = (
+            fault.body if fault.body is not None else _error(f"Injected HTTP {status}", "injected")
+        )
         self._send_json(status, body, headers)
         return True
 
@@ -120,7 +122,9 @@ class ScriptedServer:
 
     def __init__(self, model: Model, *, host: str = "127.0.0.1", port: int = 0) -> None:
         if not is_loopback_url(f"http://{_bracket(host)}/"):
-            raise ConfigError(f"ScriptedServer only listens on loopback; got host {host!r}.", setting="host")
+            raise ConfigError(
+                f"ScriptedServer only listens on loopback; got host {host!r}.", setting="host"
+            )
         self.model = model
         self.host = host
         self._port = port
@@ -131,7 +135,7 @@ class ScriptedServer:
         self._thread: threading.Thread | None = None
         self.request_count = 0  # chat-completion requests, faulted ones included
         self.authorizations: list[str | None] = []  # Authorization header of each request
-        self.requests: list[Any] = []  # JSON body of each request
+        self.requests: list[Any] = []  # JSON body of each request (text if it was not JSON)
         self.errors: list[BaseException] = []  # what the model raised (answered with HTTP 400)
 
     # --- lifecycle
@@ -179,7 +183,9 @@ class ScriptedServer:
     @property
     def base_url(self) -> str:
         if self._httpd is None:
-            raise ConfigError("ScriptedServer is not started; use it as a context manager.", setting="server")
+            raise ConfigError(
+                "ScriptedServer is not started; use it as a context manager.", setting="server"
+            )
         return f"http://{_bracket(self.host)}:{self._port}/v1"
 
     # --- faults
@@ -223,10 +229,14 @@ class ScriptedServer:
             return self._faults.popleft() if self._faults else None
 
     def _answer(self, body: Any) -> tuple[int, Any]:
-        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        if not isinstance(body, dict):
+            return 400, _error("The request body is not a JSON object.", "invalid_request_error")
+        if not isinstance(body.get("messages"), list):
             return 400, _error("The request needs a 'messages' list.", "invalid_request_error")
         if body.get("stream"):
-            return 400, _error("ScriptedServer does not stream; call without stream=True.", "invalid_request_error")
+            return 400, _error(
+                "ScriptedServer does not stream; call without stream=True.", "invalid_request_error"
+            )
         try:
             result = self.model.complete(body["messages"], body.get("tools") or [])
         except Exception as exc:  # any failure of the scripted model goes back as HTTP 400
@@ -235,14 +245,18 @@ class ScriptedServer:
             return 400, _error(f"{type(exc).__name__}: {exc}", "scripted_model_error")
         with self._lock:
             number = self.request_count
-        return 200, completion_payload(result, request_model=str(body.get("model", "")), number=number)
+        return 200, completion_payload(
+            result, request_model=str(body.get("model", "")), number=number
+        )
 
     def models_payload(self) -> dict[str, Any]:
         model = {"id": self.model.name, "object": "model", "created": 0, "owned_by": "toolsmith"}
         return {"object": "list", "data": [model]}
 
 
-def completion_payload(reply: ModelReply, *, request_model: str = "", number: int = 1) -> dict[str, Any]:
+def completion_payload(
+    reply: ModelReply, *, request_model: str = "", number: int = 1
+) -> dict[str, Any]:
     """``reply`` as the JSON body of a ``chat.completion`` response."""
     message: dict[str, Any] = {"role": "assistant", "content": reply.content}
     if reply.tool_calls:

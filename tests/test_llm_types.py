@@ -1,0 +1,130 @@
+"""The reply types, response parsing and the retry arithmetic, without any HTTP."""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from types import SimpleNamespace as NS
+
+import pytest
+
+from toolsmith.errors import ModelResponseError
+from toolsmith.llm import (
+    ModelReply,
+    RetryPolicy,
+    ToolCallRequest,
+    Usage,
+    compute_cost,
+    parse_completion,
+    parse_retry_after,
+    redact,
+)
+
+
+def test_usage_adds_up_and_cost_none_is_neutral() -> None:
+    a = Usage(10, 5, 15)
+    b = Usage(1, 2, 3, cost=0.5)
+    assert a + a == Usage(20, 10, 30, None)
+    assert a + b == Usage(11, 7, 18, 0.5)
+    assert b + a == Usage(11, 7, 18, 0.5)
+    assert sum([a, b, b]) == Usage(12, 9, 21, 1.0)
+
+
+def test_assistant_message_with_tool_calls() -> None:
+    reply = ModelReply(
+        content=None, tool_calls=(ToolCallRequest("c1", "search_tools", '{"query": "x"}'),)
+    )
+    assert reply.assistant_message() == {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "search_tools", "arguments": '{"query": "x"}'},
+            }
+        ],
+    }
+
+
+def test_assistant_message_plain_and_reasoning() -> None:
+    assert ModelReply(content="hi").assistant_message() == {"role": "assistant", "content": "hi"}
+    assert ModelReply(content=None).assistant_message() == {"role": "assistant", "content": ""}
+    # Reasoning only travels with tool calls, where thinking models require it back.
+    assert "reasoning_content" not in ModelReply(content="hi", reasoning="r").assistant_message()
+    with_calls = ModelReply(
+        content=None, tool_calls=(ToolCallRequest("c", "t", "{}"),), reasoning="r"
+    )
+    assert with_calls.assistant_message()["reasoning_content"] == "r"
+
+
+def _response(message: object, usage: object = None, model: str = "m-2025") -> NS:
+    return NS(choices=[NS(message=message, finish_reason="stop")], usage=usage, model=model)
+
+
+def test_parse_completion_is_lenient_about_servers() -> None:
+    call_without_id = NS(
+        id=None, function=NS(name="t", arguments={"a": 1})
+    )  # an object, not a string
+    message = NS(
+        content=[{"type": "text", "text": "par"}, {"type": "text", "text": "ts"}],
+        tool_calls=[call_without_id],
+    )
+    usage = NS(prompt_tokens=100, completion_tokens=20, total_tokens=None)
+    parsed = parse_completion(_response(message, usage), model="m", prices={"m": (1.0, 2.0)})
+    assert parsed.content == "parts"
+    assert parsed.tool_calls == (ToolCallRequest("call_0", "t", '{"a": 1}'),)
+    assert parsed.usage == Usage(100, 20, 120, pytest.approx(140 / 1_000_000))
+    assert parsed.model == "m-2025"
+
+
+def test_parse_completion_without_usage_or_price() -> None:
+    parsed = parse_completion(_response(NS(content="x", tool_calls=None)), model="m")
+    assert parsed.usage == Usage()
+
+
+def test_parse_completion_refuses_unusable_answers() -> None:
+    with pytest.raises(ModelResponseError, match="without any choices: upstream down"):
+        parse_completion(NS(choices=None, error="upstream down"), model="m")
+    with pytest.raises(ModelResponseError, match="no message"):
+        parse_completion(NS(choices=[NS(message=None)]), model="m")
+    with pytest.raises(ModelResponseError, match="without a function name"):
+        parse_completion(
+            _response(
+                NS(content=None, tool_calls=[NS(id="c", function=NS(name="", arguments=""))])
+            ),
+            model="m",
+        )
+
+
+def test_cost_uses_the_first_priced_name() -> None:
+    prices = {"gpt-x": (1.0, 4.0)}
+    assert compute_cost(prices, ["nope", "gpt-x"], 1_000_000, 500_000) == pytest.approx(3.0)
+    assert compute_cost(prices, ["nope"], 1, 1) is None
+
+
+def test_backoff_grows_with_full_jitter_and_caps() -> None:
+    policy = RetryPolicy(base_delay_s=1.0, max_delay_s=5.0)
+    assert [policy.delay(n, None, lambda: 1.0) for n in (1, 2, 3, 4)] == [1.0, 2.0, 4.0, 5.0]
+    assert policy.delay(3, None, lambda: 0.5) == 2.0
+    assert policy.delay(1, 2.5, lambda: 0.0) == 2.5  # Retry-After wins over the jitter
+    assert policy.delay(1, 99.0, lambda: 0.0) == 5.0
+
+
+def test_retry_after_parsing() -> None:
+    assert parse_retry_after({"retry-after": "2"}) == 2.0
+    assert parse_retry_after({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
+    assert parse_retry_after({"retry-after": "soon"}) is None
+    assert parse_retry_after({}) is None
+    later = email.utils.formatdate(time.time() + 30, usegmt=True)
+    assert 25 < (parse_retry_after({"retry-after": later}) or 0) <= 30
+
+
+def test_redact_hides_keys_and_tokens() -> None:
+    text = "bad key sk-abc123def456 and Bearer abc.def for my-secret-key"
+    cleaned = redact(text, "my-secret-key")
+    assert (
+        "abc123def456" not in cleaned
+        and "abc.def" not in cleaned
+        and "my-secret-key" not in cleaned
+    )
