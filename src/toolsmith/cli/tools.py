@@ -1,0 +1,327 @@
+"""The ``toolsmith tools`` commands: list, show, search, history, audit, rm, export, import.
+
+Every command takes ``--json`` for machine-readable output on stdout. Failures are one
+line on stderr (plus ``{"ok": false, "error": ...}`` on stdout with ``--json``) and an
+exit code: 1 when a tool is missing or something was refused, 2 for bad arguments or
+configuration (including a library file that is not a usable library).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from toolsmith.config import Settings
+from toolsmith.errors import ConfigError, CorruptLibraryError, ToolsmithError
+from toolsmith.library import Status, ToolLibrary, ToolVersion, user_actor
+from toolsmith.library.bundle import ImportReport, Validator, export_tools, import_tools
+
+EXIT_REFUSED = 1
+EXIT_USAGE = 2
+
+app = typer.Typer(
+    help="Inspect, search, remove, export and import the tools in the library.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+JsonOption = typer.Option(False, "--json", help="Print machine-readable JSON on stdout.")
+
+
+# --- plumbing ------------------------------------------------------------------------
+
+
+def _fail(message: str, code: int, as_json: bool) -> NoReturn:
+    line = " ".join(str(message).split())
+    typer.echo(f"error: {line}", err=True)
+    if as_json:
+        typer.echo(json.dumps({"ok": False, "error": line}, ensure_ascii=False))
+    raise typer.Exit(code)
+
+
+def _exit_code(exc: BaseException) -> int:
+    # Errors that name a setting (a bad config, an unusable sandbox) are the user's to fix.
+    if isinstance(exc, (ConfigError, CorruptLibraryError, OSError)) or getattr(exc, "setting", None):
+        return EXIT_USAGE
+    return EXIT_REFUSED
+
+
+@contextmanager
+def _session(as_json: bool) -> Iterator[tuple[Settings, ToolLibrary]]:
+    """Open the configured library; turn every expected failure into a one-line exit."""
+    try:
+        settings = Settings.load()
+        with ToolLibrary.open(settings) as library:
+            yield settings, library
+    except (ToolsmithError, OSError) as exc:
+        _fail(str(exc), _exit_code(exc), as_json)
+
+
+@contextmanager
+def _library(as_json: bool) -> Iterator[ToolLibrary]:
+    with _session(as_json) as (_, library):
+        yield library
+
+
+def _emit_json(data: Any) -> None:
+    typer.echo(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True))
+
+
+def _console() -> Console:
+    return Console(highlight=False)
+
+
+def _parse_ref(ref: str, as_json: bool) -> tuple[str, int | None]:
+    name, sep, version = ref.partition("@")
+    if not name:
+        _fail(f"expected NAME or NAME@VERSION, got {ref!r}", EXIT_USAGE, as_json)
+    if not sep:
+        return name, None
+    if not version.isdigit() or int(version) < 1:
+        _fail(f"the version in {ref!r} must be a whole number >= 1", EXIT_USAGE, as_json)
+    return name, int(version)
+
+
+def _parse_limit(raw: str, as_json: bool) -> int:
+    text = raw.strip()
+    if not text.isdigit() or int(text) < 1:
+        _fail(f"--limit must be a whole number >= 1 (got {raw!r})", EXIT_USAGE, as_json)
+    return int(text)
+
+
+def _short(text: str, limit: int = 80) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _tool_table(tools: list[ToolVersion], title: str) -> Table:
+    table = Table(title=title, title_justify="left")
+    for column in ("tool", "version", "status", "calls", "description"):
+        table.add_column(column, no_wrap=column != "description")
+    for tool in tools:
+        table.add_row(
+            Text(tool.name), str(tool.version), tool.status.value, str(tool.stats.calls),
+            Text(_short(tool.spec.description)),
+        )  # fmt: skip
+    return table
+
+
+# --- commands ------------------------------------------------------------------------
+
+
+@app.command("list")
+def list_tools(
+    include_retired: bool = typer.Option(False, "--all", help="Include removed (retired) tools."),
+    as_json: bool = JsonOption,
+) -> None:
+    """List the tools: each one's served version (or its newest)."""
+    with _library(as_json) as library:
+        tools = library.list_tools(include_retired=include_retired)
+    if as_json:
+        _emit_json([t.to_dict(include_code=False) for t in tools])
+    elif not tools:
+        typer.echo("The tool library is empty.")
+    else:
+        _console().print(_tool_table(tools, f"{len(tools)} tool(s)"))
+
+
+@app.command("show")
+def show(
+    ref: str = typer.Argument(..., metavar="NAME[@VERSION]", help="A tool, optionally one version."),
+    code: bool = typer.Option(True, "--code/--no-code", help="Print the code too."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Show one tool: metadata, provenance, gate result, stats and code."""
+    name, version = _parse_ref(ref, as_json)
+    with _library(as_json) as library:
+        tool = library.get(name, version)
+    if as_json:
+        _emit_json(tool.to_dict(include_code=True))
+        return
+    console = _console()
+    table = Table(show_header=False, title=tool.ref, title_justify="left")
+    table.add_column("field", style="bold")
+    table.add_column("value")
+    for key, value in _show_rows(tool):
+        table.add_row(key, Text(value))
+    console.print(table)
+    if code:
+        console.print(Syntax(tool.spec.code, "python", line_numbers=True, word_wrap=True))
+
+
+def _show_rows(tool: ToolVersion) -> list[tuple[str, str]]:
+    prov, stats = tool.provenance, tool.stats
+    status = tool.status.value + (f" ({tool.status_reason})" if tool.status_reason else "")
+    gate = "passed" if tool.gate.get("ok") else f"{tool.gate.get('reason') or 'not recorded'}"
+    return [
+        ("status", status),
+        ("hash", tool.hash),
+        ("description", tool.spec.description),
+        ("parameters", json.dumps(tool.spec.parameters, ensure_ascii=False)),
+        ("test_args", json.dumps(tool.spec.test_args, ensure_ascii=False)),
+        ("requirements", ", ".join(r.pin for r in tool.spec.requirements) or "-"),
+        ("keywords", ", ".join(tool.spec.keywords) or "-"),
+        ("origin", f"{prov.origin} (model {prov.model or '-'}, session {prov.session_id or '-'})"),
+        ("task", prov.task or "-"),
+        ("sources", ", ".join(prov.sources) or "-"),
+        ("created", prov.created_at or "-"),
+        ("parent", f"v{tool.parent_version}" if tool.parent_version else "-"),
+        ("gate", gate),
+        ("calls", f"{stats.calls} ({stats.failures} failed, {stats.consecutive_failures} in a row)"),
+    ]
+
+
+@app.command("search")
+def search(
+    query: str = typer.Argument(..., help="A task description, in any language."),
+    limit: str = typer.Option("5", "--limit", "-k", metavar="K", help="How many tools at most."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Find active tools for a task, best first."""
+    k = _parse_limit(limit, as_json)
+    with _library(as_json) as library:
+        hits = library.search(query, limit=k)
+    if as_json:
+        _emit_json([hit.to_dict() for hit in hits])
+        return
+    if not hits:
+        typer.echo("No active tool matches that query.")
+        return
+    table = Table(title=f"{len(hits)} match(es)", title_justify="left")
+    for column in ("score", "tool", "description"):
+        table.add_column(column, no_wrap=column != "description")
+    for hit in hits:
+        table.add_row(f"{hit.score:.3f}", Text(hit.tool.ref), Text(_short(hit.tool.spec.description)))
+    _console().print(table)
+
+
+@app.command("history")
+def history(
+    name: str = typer.Argument(..., help="A tool name."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Every version of a tool, oldest first."""
+    with _library(as_json) as library:
+        versions = library.history(name)
+    if as_json:
+        _emit_json([v.to_dict(include_code=False) for v in versions])
+        return
+    table = Table(title=f"{name}: {len(versions)} version(s)", title_justify="left")
+    for column in ("version", "status", "reason", "hash", "created", "origin"):
+        table.add_column(column, no_wrap=column in ("version", "hash"))
+    for v in versions:
+        table.add_row(
+            str(v.version), v.status.value, Text(v.status_reason or ""), v.hash[:12],
+            v.provenance.created_at, Text(v.provenance.origin),
+        )  # fmt: skip
+    _console().print(table)
+
+
+@app.command("audit")
+def audit(
+    name: str | None = typer.Argument(None, help="Only this tool's entries."),
+    limit: str = typer.Option("50", "--limit", "-k", metavar="N", help="The most recent N entries."),
+    as_json: bool = JsonOption,
+) -> None:
+    """The audit trail: who changed what, when and why."""
+    n = _parse_limit(limit, as_json)
+    with _library(as_json) as library:
+        entries = library.audit_log(name, limit=n)
+    if as_json:
+        _emit_json([e.to_dict() for e in entries])
+        return
+    if not entries:
+        typer.echo("The audit trail is empty.")
+        return
+    table = Table(title="audit trail", title_justify="left")
+    for column in ("at", "actor", "action", "tool", "reason"):
+        table.add_column(column)
+    for e in entries:
+        tool = f"{e.name}@{e.version}" if e.version is not None else str(e.name or "")
+        table.add_row(e.at, Text(e.actor), e.action, Text(tool), Text(e.reason or ""))
+    _console().print(table)
+
+
+@app.command("rm")
+def rm(
+    name: str = typer.Argument(..., help="The tool to remove."),
+    purge: bool = typer.Option(False, "--purge", help="Delete it and its history for good."),
+    reason: str = typer.Option("removed by a person", "--reason", help="Why (kept in the audit trail)."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Remove a tool: retire it (history kept), or with --purge delete it for good."""
+    with _library(as_json) as library:
+        if purge:
+            library.purge(name, actor=user_actor(), reason=reason)
+        else:
+            library.retire(name, reason=reason, actor=user_actor())
+    action = "purged" if purge else "retired"
+    if as_json:
+        _emit_json({"ok": True, "name": name, "action": action})
+    else:
+        typer.echo(f"{name}: {action}.")
+
+
+@app.command("export")
+def export(
+    directory: Annotated[Path, typer.Argument(help="Folder to write the bundle into.")],
+    names: Annotated[list[str] | None, typer.Argument(help="Tools to export (default: all).")] = None,
+    as_json: bool = JsonOption,
+) -> None:
+    """Export tools as human-readable folders (tool.py + tool.json) with a manifest."""
+    with _library(as_json) as library:
+        folders = export_tools(library, directory, names or None)
+    if as_json:
+        _emit_json({"ok": True, "directory": str(directory), "tools": [f.name for f in folders]})
+    else:
+        typer.echo(f"Exported {len(folders)} tool(s) to {directory}.")
+
+
+@app.command("import")
+def import_(
+    directory: Annotated[Path, typer.Argument(help="A bundle folder (or one tool's folder).")],
+    as_json: bool = JsonOption,
+) -> None:
+    """Import tools from a bundle: hashes are verified and the gate runs again."""
+    with _session(as_json) as (settings, library):
+        status = Status.PENDING if settings.review == "required" else Status.ACTIVE
+        report = import_tools(
+            library, directory, validate=_gate_validator(settings), status=status, actor=user_actor()
+        )
+    if as_json:
+        _emit_json(report.to_dict())
+    else:
+        _print_import(report)
+    if not report.ok:
+        raise typer.Exit(EXIT_REFUSED)
+
+
+def _gate_validator(settings: Settings) -> Validator:
+    """The save-time gate, with the configured sandbox running each tool's test."""
+    from toolsmith.gate import Gate
+    from toolsmith.sandbox import Sandbox
+
+    return Gate(runner=Sandbox(settings)).check
+
+
+def _print_import(report: ImportReport) -> None:
+    table = Table(title="import", title_justify="left")
+    for column in ("tool", "outcome", "version", "reason"):
+        table.add_column(column)
+    for o in report.outcomes:
+        style = {"imported": "green", "unchanged": "cyan", "refused": "red"}.get(o.outcome, "")
+        version = str(o.version) if o.version is not None else "-"
+        table.add_row(Text(o.name), Text(o.outcome, style=style), version, Text(o.reason or ""))
+    _console().print(table)
+    counts = f"{len(report.imported)} imported, {len(report.unchanged)} unchanged"
+    typer.echo(f"{counts}, {len(report.refused)} refused.")
+
