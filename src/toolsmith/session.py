@@ -75,13 +75,15 @@ def fresh_library(settings: Settings) -> Path | None:
     return backup
 
 
-def make_model(config: ProviderConfig, sink: EventSink, current_task: dict[str, int]) -> Model:
+def make_model(
+    config: ProviderConfig, settings: Settings, sink: EventSink, current_task: dict[str, int]
+) -> Model:
     """The real chat model, reporting its retries as events of the task being run."""
 
     def on_retry(attempt: int, delay: float, reason: str) -> None:
         sink(ModelRetry(task=current_task.get("task", 0), attempt=attempt, delay_s=round(delay, 2), reason=reason))
 
-    return ChatModel(config, on_retry=on_retry)
+    return ChatModel(config, prices=settings.prices, on_retry=on_retry)
 
 
 def run_session(
@@ -114,7 +116,7 @@ def run_session(
         chat = model
     else:
         assert config is not None
-        chat = make_model(config, sink, current_task)
+        chat = make_model(config, settings, sink, current_task)
     library = ToolLibrary.open(settings)
     try:
         sandbox = Sandbox(settings)

@@ -1,0 +1,207 @@
+"""The agent loop over the real openai SDK and HTTP: evolve, reuse, guards, bad output, budgets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agent_helpers import VERIFY, answer_from_tool, create_days_tool, evolve_script, rig
+
+from toolsmith.library import Status
+from toolsmith.testing import final, reply, tool_call
+
+
+def test_evolve_then_reuse_through_http(tmp_path: Path) -> None:
+    with rig(tmp_path) as r:
+        r.model.add(*evolve_script())
+        first = r.agent().run_task("How many days between 2020-01-01 and 2020-03-01?")
+        assert first.status == "answered" and first.answer.startswith("60 days")
+        assert first.created == ["days_between@1"] and first.outcome == "evolved"
+        stored = r.library.get("days_between")
+        assert stored.status == Status.ACTIVE and stored.gate["ok"] is True
+        assert stored.provenance.task.startswith("How many days") and stored.provenance.model == "scripted"
+
+        r.model.add(reply(tool_call("days_between", {"start": "2021-01-01", "end": "2021-12-31"})), answer_from_tool)
+        second = r.agent().run_task("How many days between 2021-01-01 and 2021-12-31?", index=1)
+        assert second.answer.startswith("364 days")
+        verdict = second.reuse_verdict()
+        assert verdict == {"search_tools_called": True, "library_tools_called": ["days_between"],
+                           "web_search_called": False, "create_tool_called": False, "reused": True}
+        assert second.model_calls == 2 and second.outcome == "reused"
+        assert r.library.get("days_between").stats.calls == 2
+        r.model.assert_complete()
+        # the requests really went through HTTP with the configured key
+        assert r.server.requests and all(a == "Bearer test-key" for a in r.server.authorizations)
+
+
+def test_pre_retrieval_off_costs_a_model_call(tmp_path: Path) -> None:
+    with rig(tmp_path) as r:
+        r.model.add(*evolve_script())
+        r.agent().run_task("days between 2020-01-01 and 2020-03-01")
+        r.model.add(
+            reply(tool_call("search_tools", {"query": "days between dates"})),
+            reply(tool_call("days_between", {"start": "2021-01-01", "end": "2021-12-31"})),
+            answer_from_tool,
+        )
+        result = r.agent(pre_retrieval=False).run_task("days between 2021-01-01 and 2021-12-31")
+        assert result.model_calls == 3 and result.reuse_verdict()["reused"]
+        program_calls = [e for e in r.of_type("tool_called") if getattr(e, "origin") == "program"]
+        assert len(program_calls) == 1  # only task 1 (pre-retrieval on) searched on the program's behalf
+
+
+def test_reuse_first_guard_refuses_web_search_before_search_tools(tmp_path: Path) -> None:
+    with rig(tmp_path) as r:
+        r.model.add(
+            reply(tool_call("web_search", {"query": "date library"})),
+            reply(tool_call("create_tool", {"name": "x", "description": "d", "parameters": {}, "code": "",
+                                            "test_args": {}})),
+            final("I could not find a way."),
+        )
+        result = r.agent(pre_retrieval=False).run_task("days between two dates")
+        assert r.guards()[:2] == ["reuse_first", "reuse_first"]
+        assert r.web.searches == []  # the refused call never reached the web
+        assert result.status == "answered"
+
+
+def test_unlocking_guard_requires_search_before_calling_a_library_tool(tmp_path: Path) -> None:
+    with rig(tmp_path) as r:
+        r.model.add(*evolve_script())
+        r.agent().run_task("days between 2020-01-01 and 2020-03-01")
+        r.model.add(
+            reply(tool_call("days_between", {"start": "2021-01-01", "end": "2021-12-31"})),
+            final("stopped"),
+        )
+        r.agent(pre_retrieval=False).run_task("days between 2021-01-01 and 2021-12-31", index=1)
+        assert "unlocking" in r.guards()
+        locked = [e for e in r.of_type("tool_result") if e.task == 1]
+        assert locked and not locked[0].ok and "locked" in locked[0].summary
+        assert r.library.get("days_between").stats.calls == 1  # only task 1's call ran
+
+
+def test_verify_before_create_guard(tmp_path: Path) -> None:
+    with rig(tmp_path) as r:
+        r.model.add(reply(create_days_tool()), final("gave up"))
+        r.agent().run_task("days between 2020-01-01 and 2020-03-01")
+        assert "verify_before_create" in r.guards()
+        assert len(r.library) == 0
+
+
+def test_empty_stdout_does_not_count_as_verification(tmp_path: Path) -> None:
+    with rig(tmp_path) as r:
+        r.model.add(reply(tool_call("code_interpreter", {"code": "x = 1"})), reply(create_days_tool()), final("no"))
+        r.agent().run_task("days between 2020-01-01 and 2020-03-01")
+        results = r.of_type("tool_result")
+        assert "does not count as verification" in json.dumps(getattr(results[1], "data"))
+        assert "verify_before_create" in r.guards() and len(r.library) == 0
+
+
+def test_anti_mock_refusal_goes_back_to_the_model(tmp_path: Path) -> None:
+    mock_code = "def run(start, end):\n    fake_days = {'days': 60}\n    return fake_days\n"
+    with rig(tmp_path) as r:
+        r.model.add(reply(tool_call("code_interpreter", {"code": VERIFY})), reply(create_days_tool(code=mock_code)),
+                    final("refused"))
+        r.agent().run_task("days between 2020-01-01 and 2020-03-01")
+        create = [e for e in r.of_type("tool_result") if getattr(e, "name") == "create_tool"][0]
+        assert getattr(create, "data")["check"] == "anti_mock" and len(r.library) == 0
+        # the model saw the refusal as a tool result
+        tool_messages = [m for m in r.model.requests[-1][0] if m["role"] == "tool"]
+        assert "anti_mock" in tool_messages[-1]["content"]
+
+
+def test_nudge_is_bounded(tmp_path: Path) -> None:
+    with rig(tmp_path, max_nudges=2) as r:
+        r.model.add(reply(tool_call("code_interpreter", {"code": VERIFY})), final("60 days"), final("60 days"),
+                    final("60 days"))
+        result = r.agent().run_task("days between 2020-01-01 and 2020-03-01")
+        assert r.guards().count("nudge") == 2
+        assert result.status == "answered" and result.model_calls == 4
+        r.model.assert_complete()
+
+
+def test_no_create_removes_the_tool_and_the_nudge(tmp_path: Path) -> None:
+    with rig(tmp_path) as r:
+        r.model.add(reply(tool_call("code_interpreter", {"code": VERIFY})), final("60 days"))
+        result = r.agent(allow_create=False).run_task("days between 2020-01-01 and 2020-03-01")
+        offered = {t["function"]["name"] for t in r.model.requests[0][1]}
+        assert "create_tool" not in offered and "code_interpreter" in offered
+        assert "nudge" not in r.guards() and result.model_calls == 2
+
+
+def test_language_guard_asks_for_the_tasks_language(tmp_path: Path) -> None:
+    with rig(tmp_path) as r:
+        r.model.add(final("60 days"), final("相差 60 天"))
+        result = r.agent().run_task("2020-01-01 和 2020-03-01 之间相差多少天？")
+        assert r.guards() == ["language"] and result.answer == "相差 60 天"
+
+
+def test_bad_model_output_becomes_error_results(tmp_path: Path) -> None:
+    with rig(tmp_path) as r:
+        r.model.add(
+            reply(tool_call("code_interpreter", "{not json")),
+            reply(tool_call("no_such_tool", {})),
+            reply(tool_call("code_interpreter", {"code": 5})),
+            reply(tool_call("code_interpreter", {})),
+            reply(tool_call("search_tools", "[1, 2]")),
+            final("done"),
+        )
+        result = r.agent().run_task("anything")
+        errors = [getattr(e, "summary") for e in r.of_type("tool_result") if e.task == 0][1:]
+        assert "not valid JSON" in errors[0]
+        assert "no tool named 'no_such_tool'" in errors[1]
+        assert "should be of type string" in errors[2]
+        assert "missing required argument 'code'" in errors[3]
+        assert "expected a JSON object" in errors[4]
+        assert result.status == "answered"
+
+
+def test_parallel_tool_calls_run_in_order(tmp_path: Path) -> None:
+    with rig(tmp_path) as r:
+        calls = [tool_call("code_interpreter", {"code": f"print({i})"}, id=f"c{i}") for i in range(3)]
+        r.model.add(reply(*calls), final("done"))
+        r.agent().run_task("print three numbers")
+        results = [e for e in r.of_type("tool_result") if getattr(e, "name") == "code_interpreter"]
+        assert [getattr(e, "call_id") for e in results] == ["c0", "c1", "c2"]
+        assert [getattr(e, "data")["stdout"].strip() for e in results] == ["0", "1", "2"]
+        sent = [m for m in r.model.requests[-1][0] if m["role"] == "tool"]
+        assert [m["tool_call_id"] for m in sent][-3:] == ["c0", "c1", "c2"]
+
+
+def test_repeated_failing_call_gets_an_intervention(tmp_path: Path) -> None:
+    failing = tool_call("code_interpreter", {"code": "raise SystemExit(2)"})
+    with rig(tmp_path) as r:
+        r.model.add(reply(failing), reply(failing), reply(failing), final("cannot"))
+        r.agent().run_task("something impossible")
+        assert r.guards() == ["repeat"]
+        last = [m for m in r.model.requests[-1][0] if m["role"] == "tool"][-1]
+        assert "failed 3 times" in last["content"]
+
+
+def test_budget_ends_the_task_honestly(tmp_path: Path) -> None:
+    with rig(tmp_path, max_steps=3) as r:
+        r.model.add(*[reply(tool_call("code_interpreter", {"code": "print(1)"})) for _ in range(3)])
+        result = r.agent().run_task("loop forever")
+        assert result.status == "budget" and "Budget reached (max steps 3)" in result.answer
+        assert result.model_calls == 3
+
+
+def test_token_budget(tmp_path: Path) -> None:
+    with rig(tmp_path, max_tokens=10) as r:
+        r.model.add(reply(tool_call("code_interpreter", {"code": "print(1)"})))
+        result = r.agent().run_task("anything")
+        assert result.status == "budget" and "max tokens 10" in result.answer and result.total_tokens > 10
+
+
+def test_huge_tool_results_are_capped(tmp_path: Path) -> None:
+    with rig(tmp_path) as r:
+        r.model.add(reply(tool_call("code_interpreter", {"code": "print('x' * 200000)"})), final("ok"))
+        r.agent().run_task("print a lot")
+        content = [m for m in r.model.requests[-1][0] if m["role"] == "tool"][-1]["content"]
+        assert len(content) < 13_000 and "characters cut to fit the context" in content
+
+
+def test_model_error_ends_the_task_with_status_error(tmp_path: Path) -> None:
+    with rig(tmp_path) as r:
+        r.server.inject(status=401)
+        result = r.agent().run_task("anything")
+        assert result.status == "error" and result.error and "401" in result.error
+        assert [e.type for e in r.events][-2:] == ["final_answer", "task_finished"]
