@@ -1,0 +1,5 @@
+"""Allow `python -m toolsmith`."""
+
+from toolsmith.cli import main
+
+main()
