@@ -31,6 +31,7 @@ import openai
 
 from toolsmith.errors import ModelError, ModelResponseError, ModelRetryExhausted
 from toolsmith.providers import (
+    LOCAL_PLACEHOLDER_KEY,
     PLACEHOLDER_KEYS,
     ProviderConfig,
     is_local_url,
@@ -41,6 +42,7 @@ from toolsmith.providers import (
 )
 
 __all__ = [
+    "LOCAL_PLACEHOLDER_KEY",
     "PLACEHOLDER_KEYS",
     "ChatModel",
     "Model",
@@ -241,7 +243,7 @@ class ChatModel:
         self._rng = rng
         # Never hand the SDK an empty key: it would fall back to OPENAI_API_KEY from the
         # environment and send that to whatever endpoint this is.
-        key = config.api_key or "no-key-needed"
+        key = config.api_key or LOCAL_PLACEHOLDER_KEY
         self._client = openai.OpenAI(
             api_key=key,
             base_url=config.base_url,

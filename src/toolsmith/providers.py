@@ -31,8 +31,8 @@ from toolsmith.errors import ConfigError, MissingKeyError
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
 # Sent when an endpoint needs no key: the SDK insists on one, and an empty string would
 # make it pick up OPENAI_API_KEY from the environment and send that instead.
-PLACEHOLDER_KEYS = frozenset({"ollama", "no-key-needed"})
-_LOCAL_PLACEHOLDER = "no-key-needed"
+LOCAL_PLACEHOLDER_KEY = "no-key-needed"
+PLACEHOLDER_KEYS = frozenset({"ollama", LOCAL_PLACEHOLDER_KEY})
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,7 @@ def resolve_provider(
     if key:
         return ProviderConfig(name, _need_model(chosen, name), base_url, key, key_variable)
     if _key_optional(name, spec, base_url, url_variable):
-        placeholder = "ollama" if name == "ollama" else _LOCAL_PLACEHOLDER
+        placeholder = "ollama" if name == "ollama" else LOCAL_PLACEHOLDER_KEY
         return ProviderConfig(name, _need_model(chosen, name), base_url, placeholder, None)
     openrouter_key = _clean(env.get("OPENROUTER_API_KEY"))
     if openrouter_key and url_variable is None and name in _FALLBACK_FROM:
