@@ -19,7 +19,8 @@ from toolsmith import guards
 from toolsmith.context import Action, TaskContext
 from toolsmith.errors import LibraryError, SandboxUnavailableError, ToolsmithError
 from toolsmith.events import GuardFired, ToolCalled, ToolResult
-from toolsmith.library import Status, ToolVersion
+from toolsmith.health import call_stored_tool, source_line
+from toolsmith.library import ToolVersion
 from toolsmith.metatools import code_interpreter, create_tool, search_tools
 from toolsmith.metatools.read_webpage import READ_WEBPAGE_SCHEMA
 from toolsmith.metatools.web_search import WEB_SEARCH_SCHEMA
@@ -158,24 +159,18 @@ class Toolbox:
 
     def _call_library(self, tool: ToolVersion, args: dict[str, Any]) -> dict[str, Any]:
         ctx = self.ctx
-        started = time.monotonic()
-        outcome = ctx.sandbox.call_tool(tool.spec.code, args, requirements=tool.spec.requirements)
-        latency_ms = (time.monotonic() - started) * 1000
-        stats = ctx.library.record_call(tool.name, tool.version, ok=outcome.ok, latency_ms=latency_ms,
-                                        error=outcome.error)
-        source = _source_line(tool)
+        call = call_stored_tool(tool, args, library=ctx.library, sandbox=ctx.sandbox, settings=ctx.settings,
+                                actor=f"agent:{ctx.session_id}")
+        outcome = call.outcome
         if outcome.ok:
             return {"ok": True, "tool": tool.name, "version": tool.version, "result": outcome.value,
-                    "source": source}
+                    "source": source_line(tool)}
         ctx.failed_library_tools.add(tool.name)
-        payload = {"ok": False, "tool": tool.name, "version": tool.version, "error": outcome.error,
-                   "error_type": outcome.error_type, "source": source}
+        payload: dict[str, Any] = {"ok": False, "tool": tool.name, "version": tool.version, "error": outcome.error,
+                                   "error_type": outcome.error_type, "source": source_line(tool)}
         if outcome.traceback:
             payload["traceback"] = outcome.traceback[-1500:]
-        if tool.status == Status.ACTIVE and stats.consecutive_failures >= ctx.settings.quarantine_after:
-            reason = f"{stats.consecutive_failures} consecutive failures; last: {outcome.error}"
-            ctx.library.set_status(tool.name, tool.version, Status.QUARANTINED, reason=reason,
-                                   actor=f"agent:{ctx.session_id}")
+        if call.quarantined:
             payload["quarantined"] = True
         if ctx.allow_create:
             payload["repair"] = (
@@ -197,17 +192,6 @@ def _parse_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
     if not isinstance(value, dict):
         return {}, f"expected a JSON object, got {type(value).__name__}"
     return value, None
-
-
-def _source_line(tool: ToolVersion) -> str:
-    sources = ", ".join(tool.provenance.sources[:3])
-    packages = ", ".join(r.pin for r in tool.spec.requirements[:5])
-    parts = [f"library tool {tool.ref}"]
-    if packages:
-        parts.append(f"packages {packages}")
-    if sources:
-        parts.append(f"docs {sources}")
-    return "; ".join(parts)
 
 
 def summarize(result: dict[str, Any], limit: int = 160) -> str:

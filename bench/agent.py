@@ -1,0 +1,125 @@
+"""Benchmark: what an evolve task and a reuse task cost, with pre-retrieval on and off.
+
+A scripted model, served over a real local OpenAI-compatible endpoint and called through
+the real SDK, drives the real agent, gate, sandbox and library. The script adapts to what
+the program already did (with pre-retrieval, the library search has happened before the
+first model call), so both settings run the same pipeline. Printed per task kind and
+setting: model calls, prompt characters sent, tokens, and median wall time.
+
+    python bench/agent.py [--repeats N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from toolsmith.agent import Agent
+from toolsmith.config import Settings
+from toolsmith.context import WebAccess
+from toolsmith.library import ToolLibrary
+from toolsmith.llm import ChatModel, ModelReply, ProviderConfig
+from toolsmith.sandbox import Sandbox
+from toolsmith.testing import ScriptedModel, ScriptedServer, final, last_tool_result, reply, tool_call
+from toolsmith.trajectory import TaskResult
+
+CODE = '''\
+from datetime import date
+
+
+def run(start: str, end: str) -> dict:
+    return {"days": (date.fromisoformat(end) - date.fromisoformat(start)).days}
+'''
+PARAMS = {"type": "object", "properties": {"start": {"type": "string"}, "end": {"type": "string"}},
+          "required": ["start", "end"]}
+EVOLVE_TASK = "How many days are there between 2020-01-01 and 2020-03-01?"
+REUSE_TASK = "How many days are there between 2021-01-01 and 2021-12-31?"
+
+
+def _seen(messages: list[dict[str, Any]], marker: str) -> bool:
+    return any(marker in str(m.get("content")) for m in messages if m["role"] in ("tool", "user"))
+
+
+def _dates(messages: list[dict[str, Any]]) -> dict[str, str]:
+    import re
+
+    found = re.findall(r"\d{4}-\d{2}-\d{2}", str(messages[1]["content"]))
+    return {"start": found[0], "end": found[1]}
+
+
+def policy(messages: list[dict[str, Any]], tools: Any) -> ModelReply:
+    """One adaptive script: reuse when the library has the tool, evolve when it does not."""
+    if not _seen(messages, "searched the tool library") and not _seen(messages, '"results"'):
+        return reply(tool_call("search_tools", {"query": "days between two dates"}))
+    if _seen(messages, '"tool": "days_between"'):
+        result = last_tool_result(messages)
+        return final(f"{result['result']['days']} days (source: {result['source']})")
+    if _seen(messages, "days_between (v") or _seen(messages, '"name": "days_between", "version"'):
+        return reply(tool_call("days_between", _dates(messages)))
+    if not _seen(messages, '"exit_code": 0'):
+        args = _dates(messages)
+        code = f"from datetime import date\nprint((date.fromisoformat('{args['end']}') - " \
+               f"date.fromisoformat('{args['start']}')).days)"
+        return reply(tool_call("code_interpreter", {"code": code}))
+    if not _seen(messages, "passed the gate"):
+        return reply(tool_call("create_tool", {"name": "days_between", "description": "Days between two ISO dates.",
+                                               "parameters": PARAMS, "code": CODE, "test_args": _dates(messages)}))
+    return reply(tool_call("days_between", _dates(messages)))
+
+
+def _no_web() -> WebAccess:
+    return WebAccess(search=lambda q, n: {"ok": False, "error": "offline"}, read=lambda u: {"ok": False})
+
+
+def run_pair(pre_retrieval: bool) -> tuple[TaskResult, TaskResult]:
+    with tempfile.TemporaryDirectory(prefix="toolsmith-bench-") as tmp:
+        settings = replace(Settings(home=Path(tmp)), network=False)
+        model = ScriptedModel([policy] * 40, name="scripted")
+        with ScriptedServer(model) as server, ToolLibrary.open(settings) as library:
+            chat = ChatModel(ProviderConfig("custom", "scripted", server.base_url, "bench", None))
+            agent = Agent(model=chat, library=library, sandbox=Sandbox(settings), settings=settings,
+                          web=_no_web(), pre_retrieval=pre_retrieval)
+            evolve = agent.run_task(EVOLVE_TASK, index=0)
+            reuse = agent.run_task(REUSE_TASK, index=1)
+    for result in (evolve, reuse):
+        if result.status != "answered":
+            raise SystemExit(f"benchmark task failed: {result.answer}")
+    return evolve, reuse
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args(argv)
+    rows: dict[tuple[str, bool], list[TaskResult]] = {}
+    for pre in (True, False):
+        for _ in range(max(args.repeats, 1)):
+            evolve, reuse = run_pair(pre)
+            rows.setdefault(("evolve", pre), []).append(evolve)
+            rows.setdefault(("reuse", pre), []).append(reuse)
+    print(f"toolsmith agent benchmark ({args.repeats} runs each, median wall time; sandbox "
+          f"{Sandbox(Settings(home=Path(tempfile.gettempdir()))).backend.name})")
+    print(f"{'task':<8}{'pre-retrieval':>15}{'model calls':>13}{'prompt chars':>14}{'tokens':>9}{'wall ms':>10}")
+    for (kind, pre), results in rows.items():
+        first = results[0]
+        wall = statistics.median(r.wall_s for r in results) * 1000
+        print(f"{kind:<8}{'on' if pre else 'off':>15}{first.model_calls:>13}{first.prompt_chars:>14}"
+              f"{first.total_tokens:>9}{wall:>10.1f}")
+    on, off = rows[("reuse", True)][0], rows[("reuse", False)][0]
+    ratio = on.prompt_chars / off.prompt_chars
+    print(f"\nreuse with pre-retrieval: {on.model_calls} model calls (target <= 2), "
+          f"{off.model_calls - on.model_calls} fewer than without; prompt chars {ratio:.2f}x")
+    return 0 if on.model_calls <= 2 else 1
+
+
+if __name__ == "__main__":
+    started = time.monotonic()
+    code = main()
+    print(f"(benchmark took {time.monotonic() - started:.1f}s)", file=sys.stderr)
+    raise SystemExit(code)
