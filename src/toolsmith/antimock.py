@@ -67,7 +67,9 @@ def _identifiers(tree: ast.AST) -> Iterator[str]:
             yield node.attr
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             yield node.name
-        elif isinstance(node, ast.arg) or (isinstance(node, ast.keyword) and node.arg):
+        elif isinstance(node, ast.arg):
+            yield node.arg
+        elif isinstance(node, ast.keyword) and node.arg:
             yield node.arg
 
 

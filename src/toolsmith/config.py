@@ -24,7 +24,7 @@ from toolsmith.sandbox.limits import Limits
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised only on 3.10
-    import tomli as tomllib
+    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
 REVIEW_POLICIES = ("auto", "required")
 SANDBOX_BACKENDS = ("auto", "bwrap", "process")
@@ -102,7 +102,8 @@ def read_config_file(path: Path, *, required: bool = False) -> dict[str, Any]:
         return {}
     try:
         with path.open("rb") as fh:
-            return tomllib.load(fh)
+            data: dict[str, Any] = tomllib.load(fh)
+            return data
     except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"Cannot read config file {path}: {exc}", setting=str(path)) from exc
 

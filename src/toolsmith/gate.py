@@ -208,9 +208,10 @@ def _check_parameters(
         problem = _signature_problem(run, schema)
         if problem:
             return None, GateCheck("parameters", False, problem)
-    if not isinstance(spec.test_args, dict):
+    test_args: object = spec.test_args  # imports and models can send anything here
+    if not isinstance(test_args, dict):
         return None, GateCheck("parameters", False, "test_args must be an object of argument values.")
-    problem = _test_args_problem(schema, spec.test_args)
+    problem = _test_args_problem(schema, test_args)
     if problem:
         return None, GateCheck("parameters", False, problem)
     return schema, GateCheck("parameters", True)

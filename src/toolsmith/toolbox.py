@@ -95,7 +95,8 @@ class Toolbox:
         if intervention:
             result["intervention"] = intervention
             ctx.send(GuardFired(task=ctx.index, step=ctx.step, guard="repeat", message=intervention))
-        version = result.get("version") if is_library else None
+        reported = result.get("version")
+        version = reported if is_library and isinstance(reported, int) else None
         ctx.actions.append(Action(name=name, arguments=args if parse_error is None else raw_arguments,
                                   ok=ok, origin=origin, library=is_library, version=version))
         ctx.send(ToolResult(task=ctx.index, step=ctx.step, call_id=call_id, name=name, ok=ok,

@@ -92,15 +92,16 @@ def handle(ctx: TaskContext, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _spec(ctx: TaskContext, args: dict[str, Any]) -> ToolSpec:
+    parameters, test_args = args.get("parameters"), args.get("test_args")
     keywords = args.get("keywords") or []
     if isinstance(keywords, str):
         keywords = [k.strip() for k in re.split(r"[,;]", keywords) if k.strip()]
     return ToolSpec(
         name=str(args["name"]).strip(),
         description=str(args["description"]).strip(),
-        parameters=args.get("parameters") if isinstance(args.get("parameters"), dict) else {},
+        parameters=parameters if isinstance(parameters, dict) else {},
         code=str(args["code"]),
-        test_args=args.get("test_args") if isinstance(args.get("test_args"), dict) else {},
+        test_args=test_args if isinstance(test_args, dict) else {},
         requirements=tuple(sorted(ctx.installed.values(), key=lambda r: r.name)),
         keywords=tuple(str(k)[:60] for k in keywords[:20]),
     )
