@@ -494,10 +494,10 @@ def _match(terms: list[_Term], names: list[str]) -> tuple[list[_Term], set[str]]
 def _name_candidates(terms: list[_Term], pool: set[str], ranks: dict[str, int]) -> list[_Candidate]:
     candidates: list[_Candidate] = []
     for name in pool:
-        rank = ranks.get(name)
-        score = _name_score(name, terms) + _popularity(rank)
-        if score > 0:
-            candidates.append(_Candidate(name, score, rank))
+        match = _name_score(name, terms)
+        if match > 0:  # popularity ranks matches; it never makes one
+            rank = ranks.get(name)
+            candidates.append(_Candidate(name, match + _popularity(rank), rank))
     candidates.sort(key=lambda c: (-c.score, c.name))
     return candidates
 
