@@ -21,7 +21,11 @@ from toolsmith.library import (
     import_tools,
 )
 
-CODE = "from datetime import date\n\n\ndef run(start, end):\n    return (date.fromisoformat(end) - date.fromisoformat(start)).days\n"
+CODE = (
+    "from datetime import date\n\n\n"
+    "def run(start, end):\n"
+    "    return (date.fromisoformat(end) - date.fromisoformat(start)).days\n"
+)
 PROV = Provenance(
     task="How many days between 2020-01-01 and 2020-03-01?",
     model="test-model",
@@ -74,7 +78,8 @@ def spec(name: str = "days_between", code: str = CODE, parameters: dict[str, Any
 def source(tmp_path: Path) -> Iterator[ToolLibrary]:
     with ToolLibrary(tmp_path / "source.db") as library:
         library.add(spec(), provenance=PROV, gate={"ok": True, "checks": ["test_run"]})
-        library.add(spec("get_stock_price", "def run(ticker):\n    return ticker\n"), provenance=PROV, gate={"ok": True})
+        price = spec("get_stock_price", "def run(ticker):\n    return ticker\n")
+        library.add(price, provenance=PROV, gate={"ok": True})
         library.add(spec("retired_tool"), provenance=PROV, gate={})
         library.retire("retired_tool", reason="old", actor="t")
         yield library
@@ -164,7 +169,7 @@ def test_tampered_code_is_refused(source: ToolLibrary, target: ToolLibrary, tmp_
     assert [o.name for o in report.imported] == ["get_stock_price"]
 
 
-def test_tampered_metadata_with_fixed_code_hash_is_refused(source: ToolLibrary, target: ToolLibrary, tmp_path: Path) -> None:
+def test_tampered_metadata_is_refused(source: ToolLibrary, target: ToolLibrary, tmp_path: Path) -> None:
     out = tmp_path / "bundle"
     export_tools(source, out)
     meta_path = out / "days_between" / "tool.json"
@@ -187,7 +192,7 @@ def test_gate_refused_tool_is_not_written(target: ToolLibrary, tmp_path: Path) -
         ("crashing_tool", "refused"),
         ("days_between", "imported"),
     ]
-    assert "gate: run(**test_args) raised RuntimeError" == report.refused[0].reason
+    assert report.refused[0].reason == "gate: run(**test_args) raised RuntimeError"
     assert "crashing_tool" not in target
     assert not report.ok and report.to_dict()["refused"] == 1
 
@@ -195,9 +200,8 @@ def test_gate_refused_tool_is_not_written(target: ToolLibrary, tmp_path: Path) -
 def test_single_tool_folder_and_manifest_checks(source: ToolLibrary, target: ToolLibrary, tmp_path: Path) -> None:
     out = tmp_path / "bundle"
     export_tools(source, out)
-    assert [o.outcome for o in import_tools(target, out / "get_stock_price", validate=FakeGate(), actor="u").outcomes] == [
-        "imported"
-    ]
+    single = import_tools(target, out / "get_stock_price", validate=FakeGate(), actor="u")
+    assert [o.outcome for o in single.outcomes] == ["imported"]
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     manifest["tools"] = [t for t in manifest["tools"] if t["name"] != "days_between"]
     manifest["tools"].append({"name": "ghost_tool", "hash": "0" * 64})

@@ -132,6 +132,24 @@ INSERT INTO tools_fts (tools_fts, rank) VALUES ('rank', 'bm25(10.0, 4.0, 1.0)');
 """
 
 
+# FTS5's BM25 clamps the IDF of any term found in half the documents or more to ~0, so in
+# a library of one or two tools every score was ~0. Prior documents (negative rowids, one
+# private-use token that no query can produce) act as IDF smoothing: real terms always
+# keep a positive weight, and at 100k tools their effect vanishes.
+PRIOR_DOCUMENTS = 100
+PRIOR_TOKEN = "\ue000"
+
+
+def _add_prior_documents(conn: sqlite3.Connection) -> None:
+    # Sized like a typical tool (name, a few keywords, a one-line description), so the
+    # average document length BM25 normalises by stays realistic.
+    name, keywords, description = (" ".join([PRIOR_TOKEN] * n) for n in (3, 3, 14))
+    conn.executemany(
+        "INSERT INTO tools_fts (rowid, name, keywords, description) VALUES (?, ?, ?, ?)",
+        [(-i, name, keywords, description) for i in range(1, PRIOR_DOCUMENTS + 1)],
+    )
+
+
 @dataclass(frozen=True)
 class Migration:
     number: int
@@ -142,6 +160,7 @@ class Migration:
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema", _INITIAL),
     Migration(2, "full-text search index", _SEARCH_INDEX),
+    Migration(3, "search prior documents", _add_prior_documents),
 )
 LATEST = MIGRATIONS[-1].number
 

@@ -133,7 +133,7 @@ def unindex(conn: sqlite3.Connection, version_id: int) -> None:
 
 def rebuild(conn: sqlite3.Connection) -> int:
     """Re-create every index row from the served versions (after a pre-processing change)."""
-    conn.execute("DELETE FROM tools_fts")
+    conn.execute("DELETE FROM tools_fts WHERE rowid > 0")  # keep the prior documents
     rows = conn.execute(
         f"SELECT {VERSION_COLUMNS} FROM tools t JOIN versions v "
         "ON v.name = t.name AND v.version = t.active_version "
