@@ -82,7 +82,7 @@ class Rig:
         return [e for e in self.events if e.type == kind]
 
     def guards(self) -> list[str]:
-        return [getattr(e, "guard") for e in self.of_type("guard_fired")]
+        return [e.guard for e in self.of_type("guard_fired")]
 
 
 @contextmanager

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 from agent_helpers import VERIFY, answer_from_tool, create_days_tool, evolve_script, rig
-
 from toolsmith.library import Status
 from toolsmith.testing import final, reply, tool_call
 
@@ -45,7 +44,7 @@ def test_pre_retrieval_off_costs_a_model_call(tmp_path: Path) -> None:
         )
         result = r.agent(pre_retrieval=False).run_task("days between 2021-01-01 and 2021-12-31")
         assert result.model_calls == 3 and result.reuse_verdict()["reused"]
-        program_calls = [e for e in r.of_type("tool_called") if getattr(e, "origin") == "program"]
+        program_calls = [e for e in r.of_type("tool_called") if e.origin == "program"]
         assert len(program_calls) == 1  # only task 1 (pre-retrieval on) searched on the program's behalf
 
 
@@ -91,7 +90,7 @@ def test_empty_stdout_does_not_count_as_verification(tmp_path: Path) -> None:
         r.model.add(reply(tool_call("code_interpreter", {"code": "x = 1"})), reply(create_days_tool()), final("no"))
         r.agent().run_task("days between 2020-01-01 and 2020-03-01")
         results = r.of_type("tool_result")
-        assert "does not count as verification" in json.dumps(getattr(results[1], "data"))
+        assert "does not count as verification" in json.dumps(results[1].data)
         assert "verify_before_create" in r.guards() and len(r.library) == 0
 
 
@@ -101,8 +100,8 @@ def test_anti_mock_refusal_goes_back_to_the_model(tmp_path: Path) -> None:
         r.model.add(reply(tool_call("code_interpreter", {"code": VERIFY})), reply(create_days_tool(code=mock_code)),
                     final("refused"))
         r.agent().run_task("days between 2020-01-01 and 2020-03-01")
-        create = [e for e in r.of_type("tool_result") if getattr(e, "name") == "create_tool"][0]
-        assert getattr(create, "data")["check"] == "anti_mock" and len(r.library) == 0
+        create = next(e for e in r.of_type("tool_result") if e.name == "create_tool")
+        assert create.data["check"] == "anti_mock" and len(r.library) == 0
         # the model saw the refusal as a tool result
         tool_messages = [m for m in r.model.requests[-1][0] if m["role"] == "tool"]
         assert "anti_mock" in tool_messages[-1]["content"]
@@ -145,7 +144,7 @@ def test_bad_model_output_becomes_error_results(tmp_path: Path) -> None:
             final("done"),
         )
         result = r.agent().run_task("anything")
-        errors = [getattr(e, "summary") for e in r.of_type("tool_result") if e.task == 0][1:]
+        errors = [e.summary for e in r.of_type("tool_result") if e.task == 0][1:]
         assert "not valid JSON" in errors[0]
         assert "no tool named 'no_such_tool'" in errors[1]
         assert "should be of type string" in errors[2]
@@ -159,9 +158,9 @@ def test_parallel_tool_calls_run_in_order(tmp_path: Path) -> None:
         calls = [tool_call("code_interpreter", {"code": f"print({i})"}, id=f"c{i}") for i in range(3)]
         r.model.add(reply(*calls), final("done"))
         r.agent().run_task("print three numbers")
-        results = [e for e in r.of_type("tool_result") if getattr(e, "name") == "code_interpreter"]
-        assert [getattr(e, "call_id") for e in results] == ["c0", "c1", "c2"]
-        assert [getattr(e, "data")["stdout"].strip() for e in results] == ["0", "1", "2"]
+        results = [e for e in r.of_type("tool_result") if e.name == "code_interpreter"]
+        assert [e.call_id for e in results] == ["c0", "c1", "c2"]
+        assert [e.data["stdout"].strip() for e in results] == ["0", "1", "2"]
         sent = [m for m in r.model.requests[-1][0] if m["role"] == "tool"]
         assert [m["tool_call_id"] for m in sent][-3:] == ["c0", "c1", "c2"]
 

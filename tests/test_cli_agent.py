@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agent_helpers import answer_from_tool, evolve_script
 
+from agent_helpers import answer_from_tool, evolve_script
 from toolsmith.testing import ScriptedModel, ScriptedServer, final, reply, tool_call
 
 SECRET = "sk-canary-0123456789abcdefghij"

@@ -67,9 +67,7 @@ def _identifiers(tree: ast.AST) -> Iterator[str]:
             yield node.attr
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             yield node.name
-        elif isinstance(node, ast.arg):
-            yield node.arg
-        elif isinstance(node, ast.keyword) and node.arg:
+        elif isinstance(node, ast.arg) or (isinstance(node, ast.keyword) and node.arg):
             yield node.arg
 
 
@@ -124,11 +122,12 @@ def _is_literal(node: ast.AST) -> bool:
 
 def _carries_data(node: ast.AST) -> bool:
     """A literal holding a number or a non-empty string (None, True or {} carry nothing)."""
-    for child in ast.walk(node):
-        if isinstance(child, ast.Constant) and not isinstance(child.value, bool):
-            if isinstance(child.value, (int, float)) or (isinstance(child.value, str) and child.value):
-                return True
-    return False
+    return any(
+        isinstance(child, ast.Constant)
+        and not isinstance(child.value, bool)
+        and (isinstance(child.value, (int, float)) or (isinstance(child.value, str) and bool(child.value)))
+        for child in ast.walk(node)
+    )
 
 
 def _number(node: ast.AST) -> float | None:

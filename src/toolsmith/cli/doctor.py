@@ -44,8 +44,9 @@ def check_provider(settings: Settings) -> list[Check]:
     except ToolsmithError as exc:
         return [Check("model provider", False, str(exc))]
     info = config.to_dict()
-    rows = [Check("model provider", True, f"{info['provider']} model {info['model']} at "
-                  f"{info['base_url'] or 'the SDK default URL'} (key {'present' if info['key_present'] else 'absent'})")]
+    key = "present" if info["key_present"] else "absent"
+    where = info["base_url"] or "the SDK default URL"
+    rows = [Check("model provider", True, f"{info['provider']} model {info['model']} at {where} (key {key})")]
     rows.append(_probe_models(config.base_url, config.api_key))
     return rows
 

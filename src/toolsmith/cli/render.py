@@ -64,7 +64,7 @@ class PlainRenderer:
         self.quiet = quiet
         self.redactor = redactor or Redactor.from_environment()
 
-    def line(self, event: Event) -> str | None:  # noqa: C901 - one branch per event type
+    def line(self, event: Event) -> str | None:
         if isinstance(event, TaskStarted):
             return f"\n== task {event.task + 1}: {event.text}"
         if isinstance(event, StepStarted):
