@@ -1,7 +1,20 @@
 """Isolated execution of model-written code: backends, limits, results and packages."""
 
 from toolsmith.sandbox.core import CodeRun, Sandbox, ToolRunner
+from toolsmith.sandbox.env import PackageEnv, SyncReport
 from toolsmith.sandbox.limits import Limits
 from toolsmith.sandbox.result import ExecResult, ToolCallResult
+from toolsmith.sandbox.selection import describe, select_backend
 
-__all__ = ["CodeRun", "ExecResult", "Limits", "Sandbox", "ToolCallResult", "ToolRunner"]
+__all__ = [
+    "CodeRun",
+    "ExecResult",
+    "Limits",
+    "PackageEnv",
+    "Sandbox",
+    "SyncReport",
+    "ToolCallResult",
+    "ToolRunner",
+    "describe",
+    "select_backend",
+]

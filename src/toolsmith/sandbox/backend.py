@@ -10,6 +10,7 @@ involved: a thread cannot stop the code it waits on, a killed process tree can.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import selectors
@@ -123,14 +124,10 @@ def chain(*hooks: Callable[[], None] | None) -> Callable[[], None]:
 
 def kill_group(proc: subprocess.Popen[bytes]) -> None:
     """SIGKILL the child's whole process group (it leads its own session)."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
+    with contextlib.suppress(ProcessLookupError):
         proc.kill()
-    except ProcessLookupError:
-        pass
 
 
 def supervise(

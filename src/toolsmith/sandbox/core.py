@@ -4,26 +4,34 @@ Everything that executes model-written code goes through :class:`Sandbox`:
 ``code_interpreter`` (:meth:`Sandbox.run_code`), the gate's ``test_args`` run and every
 later call of a library tool (:meth:`Sandbox.call_tool`). Each run gets a fresh work
 directory that is deleted afterwards; only the result file is read back on purpose.
+
+Packages are installed (checked and pinned) into the library's :class:`PackageEnv`
+*before* a run, never during it, and a tool's recorded requirements are synced into it
+before the tool is called. The backend is chosen on first use (see
+:mod:`toolsmith.sandbox.selection`).
 """
 
 from __future__ import annotations
 
 import shutil
-import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from toolsmith.errors import PackageError
 from toolsmith.library.models import Requirement
 from toolsmith.sandbox.backend import Backend, Job
-from toolsmith.sandbox.harness import SCRIPT, prepare_call, read_call_result
-from toolsmith.sandbox.process import ProcessBackend
+from toolsmith.sandbox.bwrap import base_python
+from toolsmith.sandbox.env import PackageEnv, SyncReport
+from toolsmith.sandbox.harness import OUTPUTS, SCRIPT, prepare_call, read_call_result
 from toolsmith.sandbox.result import ExecResult, ToolCallResult
+from toolsmith.sandbox.selection import describe, select_backend
 
 if TYPE_CHECKING:
     from toolsmith.config import Settings
+    from toolsmith.index import PackageIndex
 
 CODE_FILE = "main.py"
 
@@ -49,13 +57,31 @@ class CodeRun:
     exec: ExecResult
     installed: tuple[Requirement, ...] = ()
 
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.exec.to_dict(), "installed": [r.to_dict() for r in self.installed]}
+
 
 class Sandbox:
     """Runs code through one backend and one package environment."""
 
-    def __init__(self, settings: Settings, *, backend: Backend | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        backend: Backend | None = None,
+        env: PackageEnv | None = None,
+        index: PackageIndex | None = None,
+    ) -> None:
         self.settings = settings
-        self.backend: Backend = backend or ProcessBackend()
+        self._backend = backend
+        self.env = env or PackageEnv(settings, index=index)
+
+    @property
+    def backend(self) -> Backend:
+        """The backend, chosen (and the not-isolated warning printed) on first use."""
+        if self._backend is None:
+            self._backend = select_backend(self.settings)
+        return self._backend
 
     # -- public API --------------------------------------------------------------------
 
@@ -67,11 +93,17 @@ class Sandbox:
         network: bool | None = None,
         timeout_s: float | None = None,
     ) -> CodeRun:
-        """Run a Python script; packages are installed (checked and pinned) beforehand."""
-        installed = self._install(pip_install)
-        with self._workdir() as workdir:
+        """Run a Python script; packages are installed (checked and pinned) beforehand.
+
+        Raises :class:`~toolsmith.errors.PackageRefused` or
+        :class:`~toolsmith.errors.InstallError` before anything runs when an install is
+        refused or fails.
+        """
+        backend = self.backend
+        installed = self.env.install(pip_install) if pip_install else ()
+        with _WorkDir() as workdir:
             (workdir / CODE_FILE).write_text(code, encoding="utf-8")
-            result = self.backend.execute(self._job(workdir, CODE_FILE, network, timeout_s))
+            result = backend.execute(self._job(workdir, CODE_FILE, network, timeout_s))
         return CodeRun(exec=result, installed=installed)
 
     def call_tool(
@@ -83,31 +115,63 @@ class Sandbox:
         network: bool | None = None,
         timeout_s: float | None = None,
     ) -> ToolCallResult:
-        """Call ``run(**args)`` of a tool's code and decode what it returned."""
-        with self._workdir() as workdir:
+        """Call ``run(**args)`` of a tool's code and decode what it returned.
+
+        Missing ``requirements`` are synced into the environment first; a sync that is
+        refused or fails comes back as a failed result with ``error_type="install"``.
+        """
+        backend = self.backend
+        synced: tuple[dict[str, Any], ...] = ()
+        if requirements:
+            try:
+                report = self.env.sync(requirements)
+            except PackageError as exc:
+                return ToolCallResult(ok=False, error=f"the tool's packages could not be installed: {exc}",
+                                      error_type="install")
+            synced = tuple(r.to_dict() for r in report.installed)
+        with _WorkDir() as workdir:
             prepare_call(workdir, code, args)
-            result = self.backend.execute(self._job(workdir, SCRIPT, network, timeout_s))
-            return read_call_result(workdir, result)
+            result = backend.execute(self._job(workdir, SCRIPT, network, timeout_s, outputs=OUTPUTS))
+            outcome = read_call_result(workdir, result)
+        return replace(outcome, installed=synced) if synced else outcome
+
+    def sync(self, requirements: Sequence[Requirement]) -> SyncReport:
+        """Install recorded pins that are missing (what ``toolsmith tools sync`` runs)."""
+        return self.env.sync(requirements)
+
+    def describe(self) -> dict[str, Any]:
+        """The sandbox report for ``toolsmith doctor``: backend, why, cgroups, packages."""
+        report = describe(self.settings)
+        report["packages"] = {
+            "env": str(self.env.path),
+            "exists": self.env.exists(),
+            "installer": self.env.tool,
+            "only_binary": self.settings.only_binary,
+            "allow": list(self.settings.allow_packages),
+        }
+        return report
 
     # -- internals ---------------------------------------------------------------------
 
-    def _install(self, pip_install: Sequence[str] | str | None) -> tuple[Requirement, ...]:
-        if pip_install:
-            raise NotImplementedError("package installs arrive with the package environment")
-        return ()
-
-    def _job(self, workdir: Path, script: str, network: bool | None, timeout_s: float | None) -> Job:
+    def _job(
+        self,
+        workdir: Path,
+        script: str,
+        network: bool | None,
+        timeout_s: float | None,
+        *,
+        outputs: tuple[str, ...] = (),
+    ) -> Job:
+        has_env = self.env.exists()
         return Job(
             workdir=workdir,
             script=script,
-            python=Path(sys.executable),
-            env_prefix=None,
+            python=self.env.python if has_env else base_python(),
+            env_prefix=self.env.path if has_env else None,
             limits=self.settings.limits.with_timeout(timeout_s),
             network=self.settings.network if network is None else network,
+            outputs=outputs,
         )
-
-    def _workdir(self) -> _WorkDir:
-        return _WorkDir()
 
 
 class _WorkDir:

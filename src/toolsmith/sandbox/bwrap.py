@@ -1,0 +1,289 @@
+"""The ``bwrap`` backend: model-written code in bubblewrap namespaces. This is isolation.
+
+Every run gets a new user, pid, ipc, uts, cgroup and (with the network off) network
+namespace, no capabilities, and a root file system built from an empty tmpfs with only
+what Python needs bound in read only: ``/usr`` and the library directories, a short list
+of ``/etc`` files (name resolution, certificates, time zone, users), the interpreter's
+own prefix and, at the neutral path :data:`ENV_MOUNT`, the package environment. The
+user's home, the project, the tool library and the toolsmith data directory are never
+mounted, so they do not exist inside.
+
+The program works in ``/sandbox``, a size-capped tmpfs holding read-only binds of its
+input files; only the job's declared outputs (the harness's result file) are bound
+writable to the host. ``/tmp`` and ``/dev/shm`` are size-capped tmpfs too, and the root
+is remounted read only. Nothing written inside survives the run.
+
+bwrap itself starts from an empty environment (so ``/proc/1/environ`` inside shows
+nothing), reads its arguments from a memfd (so no host path shows in its command line)
+and runs inside the run's cgroups. ``--die-with-parent`` plus the pid namespace mean
+that when the program's main process ends, or the supervisor kills bwrap, every process
+left in the sandbox (double-forked, ``setsid``) dies with it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from toolsmith.sandbox.backend import Job, chain, rlimit_preexec, supervise
+from toolsmith.sandbox.cgroups import RunCgroup
+from toolsmith.sandbox.limits import Limits
+from toolsmith.sandbox.process import python_argv
+from toolsmith.sandbox.result import ExecResult
+
+ENV_MOUNT = "/opt/toolsmith/env"
+WORK_MOUNT = "/sandbox"
+HOME_MOUNT = WORK_MOUNT + "/.home"
+_SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+# Read-only, harmless, and needed for name resolution, TLS, time zones and user names.
+ETC_FILES = (
+    "resolv.conf",
+    "hosts",
+    "host.conf",
+    "nsswitch.conf",
+    "gai.conf",
+    "services",
+    "protocols",
+    "networks",
+    "passwd",
+    "group",
+    "localtime",
+    "timezone",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "ssl/certs",
+    "ssl/openssl.cnf",
+    "ca-certificates",
+    "pki/tls/certs",
+    "pki/ca-trust",
+    "crypto-policies",
+    "alternatives",
+    "mime.types",
+    "fonts",
+    "os-release",
+)
+# Certificate-bundle variables are paths, not secrets, and TLS behind a proxy needs them.
+_CA_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")
+_PROBE_TIMEOUT_S = 10.0
+
+_verdicts: dict[str, tuple[bool, str]] = {}
+
+
+def find_bwrap() -> str | None:
+    """The bwrap executable, looked up on PATH and in the usual places."""
+    return shutil.which("bwrap") or next(
+        (p for p in ("/usr/bin/bwrap", "/usr/local/bin/bwrap") if os.access(p, os.X_OK)), None
+    )
+
+
+def interpreter_roots() -> list[str]:
+    """Host directories the base interpreter needs (its prefix), outside ``/usr``."""
+    executable = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
+    candidates = [sys.base_prefix, os.path.realpath(sys.base_prefix), str(Path(executable).parent.parent)]
+    roots: list[str] = []
+    for path in candidates:
+        if path in roots or path == "/" or path.startswith("/usr/") or path == "/usr":
+            continue
+        if any(path.startswith(r.rstrip("/") + "/") for r in roots):
+            continue
+        roots.append(path)
+    return roots
+
+
+def base_python() -> Path:
+    """The base interpreter (never a virtual environment's), used with no package env."""
+    return Path(getattr(sys, "_base_executable", sys.executable))
+
+
+def sandbox_env(*, env_bin: str | None, host: dict[str, str] | None = None) -> dict[str, str]:
+    """The complete environment the sandboxed program sees: an allowlist, nothing else."""
+    host = dict(os.environ) if host is None else host
+    path = [p for p in (env_bin, str(base_python().parent), "/usr/local/bin", "/usr/bin", "/bin") if p]
+    env = {
+        "PATH": ":".join(dict.fromkeys(path)),
+        "HOME": HOME_MOUNT,
+        "LANG": "C.UTF-8",
+        "TZ": host.get("TZ", "UTC"),
+        "TMPDIR": "/tmp",
+    }
+    for name in _CA_VARIABLES:
+        value = host.get(name, "")
+        if value.startswith(("/etc/ssl/", "/etc/pki/", "/etc/ca-certificates/", "/usr/")):
+            env[name] = value
+    return env
+
+
+def _etc_binds() -> list[str]:
+    args = ["--dir", "/etc"]
+    for name in ETC_FILES:
+        path = "/etc/" + name
+        if os.path.islink(path) and not os.path.isabs(os.readlink(path)):
+            target = os.path.normpath(os.path.join("/etc", os.path.dirname(name), os.readlink(path)))
+            if target.startswith("/usr/"):
+                args += ["--symlink", os.readlink(path), path]
+                continue
+        if os.path.exists(path):
+            args += ["--ro-bind", path, path]
+    return args
+
+
+def _system_binds() -> list[str]:
+    args = ["--ro-bind", "/usr", "/usr"]
+    for name in _SYSTEM_DIRS:
+        path = "/" + name
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    return args
+
+
+def namespace_args(network: bool) -> list[str]:
+    """Namespaces, capabilities and life-cycle flags shared by runs and installs."""
+    args = ["--unshare-all", "--unshare-user", "--disable-userns"]
+    if network:
+        args.append("--share-net")
+    return [*args, "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox"]
+
+
+def base_args(limits: Limits, network: bool, env: dict[str, str]) -> list[str]:
+    """Everything but the work area: namespaces, environment and the read-only system."""
+    args = namespace_args(network)
+    args.append("--clearenv")
+    for key, value in env.items():
+        args += ["--setenv", key, value]
+    args += _system_binds()
+    args += _etc_binds()
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    tmp_bytes = str(limits.tmp_size_mb * 1024 * 1024)
+    args += ["--size", tmp_bytes, "--tmpfs", "/tmp", "--size", tmp_bytes, "--tmpfs", "/dev/shm"]
+    for root in interpreter_roots():
+        args += ["--ro-bind", root, root]
+    return args
+
+
+def work_args(job: Job) -> list[str]:
+    """The work area: a capped tmpfs with the inputs read only and the outputs writable."""
+    tmp_bytes = str(job.limits.tmp_size_mb * 1024 * 1024)
+    args = ["--size", tmp_bytes, "--tmpfs", WORK_MOUNT, "--dir", HOME_MOUNT]
+    for name in job.outputs:
+        target = job.workdir / name
+        if target.is_symlink() or target.exists():
+            target.unlink()
+        target.touch()
+    for entry in sorted(job.workdir.iterdir()):
+        if entry.is_symlink() or entry.name == ".home":
+            continue
+        mode = "--bind" if entry.name in job.outputs else "--ro-bind"
+        args += [mode, str(entry), f"{WORK_MOUNT}/{entry.name}"]
+    return [*args, "--chdir", WORK_MOUNT]
+
+
+def job_argv(job: Job) -> tuple[list[str], list[str]]:
+    """(bwrap arguments, command inside) for a job."""
+    env_bin: str | None = None
+    python = str(job.python)
+    args: list[str] = []
+    if job.env_prefix is not None:
+        env_bin = ENV_MOUNT + "/bin"
+        prefix = str(job.env_prefix)
+        if python.startswith(prefix.rstrip("/") + "/"):
+            python = ENV_MOUNT + python[len(prefix.rstrip("/")) :]
+        args += ["--ro-bind", prefix, ENV_MOUNT]
+    env = sandbox_env(env_bin=env_bin)
+    args = base_args(job.limits, job.network, env) + args + work_args(job) + ["--remount-ro", "/"]
+    return args, python_argv(python, job.script, site=job.env_prefix is not None)
+
+
+def args_fd(args: Sequence[str]) -> int:
+    """A memfd holding NUL-separated bwrap arguments, rewound for reading."""
+    fd = os.memfd_create("bwrap-args", 0)
+    os.write(fd, b"".join(a.encode() + b"\0" for a in args))
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+class BwrapBackend:
+    """Runs jobs under bubblewrap with a private root, namespaces and cgroups."""
+
+    name = "bwrap"
+    isolating = True
+
+    def __init__(self, bwrap: str | None = None) -> None:
+        found = bwrap or find_bwrap()
+        if found is None:
+            raise FileNotFoundError("bwrap")
+        self.bwrap = found
+
+    def execute(self, job: Job) -> ExecResult:
+        args, command = job_argv(job)
+        fd = args_fd(args)
+        try:
+            cgroup = RunCgroup.create(job.limits)
+            return supervise(
+                [self.bwrap, "--args", str(fd), "--", *command],
+                env={},
+                cwd=job.workdir,
+                limits=job.limits,
+                backend=self.name,
+                network=job.network,
+                preexec=chain(cgroup.joiner(), rlimit_preexec(job.limits)),
+                pass_fds=(fd,),
+                cgroup=cgroup,
+                signal_exit_offset=True,
+            )
+        finally:
+            os.close(fd)
+
+
+def probe(bwrap: str | None = None, *, refresh: bool = False) -> tuple[bool, str]:
+    """Whether bwrap can really build the sandbox here (cached per process), and why."""
+    path = bwrap or find_bwrap()
+    if path is None:
+        return False, "bwrap is not installed (install the bubblewrap package)"
+    if path in _verdicts and not refresh:
+        return _verdicts[path]
+    _verdicts[path] = _probe(path)
+    return _verdicts[path]
+
+
+def _probe(path: str) -> tuple[bool, str]:
+    workdir = Path(tempfile.mkdtemp(prefix="toolsmith-probe-"))
+    try:
+        (workdir / "probe.py").write_text("print('ok')\n", encoding="utf-8")
+        job = Job(workdir=workdir, script="probe.py", python=base_python(), env_prefix=None,
+                  limits=Limits(timeout_s=_PROBE_TIMEOUT_S), network=False)
+        args, command = job_argv(job)
+        fd = args_fd(args)
+        try:
+            done = subprocess.run(
+                [path, "--args", str(fd), "--", *command], env={}, cwd=workdir, pass_fds=(fd,),
+                capture_output=True, timeout=_PROBE_TIMEOUT_S, check=False,
+            )
+        finally:
+            os.close(fd)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return False, f"bwrap could not be started: {exc}"
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    if done.returncode == 0 and done.stdout.strip() == b"ok":
+        return True, f"{path} creates user, pid, mount and network namespaces here"
+    detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    return False, f"bwrap cannot create its namespaces here: {detail[-1] if detail else done.returncode}"
+
+
+def version(bwrap: str | None = None) -> str | None:
+    path = bwrap or find_bwrap()
+    if path is None:
+        return None
+    try:
+        done = subprocess.run([path, "--version"], env={}, capture_output=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.decode("utf-8", "replace").strip() or None

@@ -1,0 +1,330 @@
+"""Per-run control groups: a hard cap on processes and memory, and a reliable kill.
+
+rlimits alone do not hold a fork bomb here: ``RLIMIT_NPROC`` is not enforced for the
+real uid 0, and a process that calls ``setsid`` leaves its process group. A control
+group does both jobs. Each run gets a fresh child of *our own* cgroup (so any limit
+placed on toolsmith still applies above it) for the ``pids`` and ``memory``
+controllers, cgroup v2 when a usable controller exists there, else v1. The child
+process joins it in its pre-exec hook, before the sandboxed program exists, so no fork
+can escape. When the run ends everything still in the group is killed and the group
+removed.
+
+When cgroups are not writable (a normal user, a locked-down container) runs go ahead
+without them and :func:`support` says why; non-root users get ``RLIMIT_NPROC`` enforced
+by the kernel instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from toolsmith.sandbox.limits import Limits
+
+CONTROLLERS = ("pids", "memory")
+# bwrap and its init take a couple of processes and a few MiB of their own.
+PIDS_SLACK = 8
+MEMORY_SLACK_MB = 64
+_KILL_ROUNDS_S = 2.0
+_counter = itertools.count()
+
+
+@dataclass(frozen=True)
+class Controller:
+    """Where runs of one controller get their cgroup, or why they cannot."""
+
+    name: str
+    version: int | None = None
+    parent: Path | None = None
+    reason: str = ""
+
+    @property
+    def usable(self) -> bool:
+        return self.parent is not None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "available": self.usable,
+            "version": self.version,
+            "parent": str(self.parent) if self.parent else None,
+            "reason": self.reason,
+        }
+
+
+_support: dict[str, Controller] | None = None
+
+
+def support(*, refresh: bool = False) -> dict[str, Controller]:
+    """Probe (once per process) which controllers this process can use for its runs."""
+    global _support
+    if _support is None or refresh:
+        mounts = _mounts()
+        memberships = _memberships()
+        _support = {name: _probe(name, mounts, memberships) for name in CONTROLLERS}
+    return _support
+
+
+def _mounts() -> list[tuple[str, str, str, set[str]]]:
+    """(fstype, mount point, root inside the hierarchy, super options) of cgroup mounts."""
+    found: list[tuple[str, str, str, set[str]]] = []
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        left, sep, right = line.partition(" - ")
+        if not sep:
+            continue
+        fields, tail = left.split(), right.split()
+        if len(fields) >= 5 and len(tail) >= 3 and tail[0] in ("cgroup", "cgroup2"):
+            found.append((tail[0], _unescape(fields[4]), _unescape(fields[3]), set(tail[2].split(","))))
+    return found
+
+
+def _unescape(text: str) -> str:
+    return text.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
+
+
+def _memberships() -> dict[str, str]:
+    """Controller name (``""`` for v2) -> this process's cgroup path in that hierarchy."""
+    found: dict[str, str] = {}
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) == 3:
+            for name in parts[1].split(",") if parts[1] else [""]:
+                found[name] = parts[2]
+    return found
+
+
+def _locate(mount_point: str, mount_root: str, path: str) -> Path | None:
+    if mount_root != "/":
+        if not (path == mount_root or path.startswith(mount_root.rstrip("/") + "/")):
+            return None
+        path = path[len(mount_root) :] or "/"
+    return Path(mount_point) / path.lstrip("/")
+
+
+def _probe(name: str, mounts: list[tuple[str, str, str, set[str]]], memberships: dict[str, str]) -> Controller:
+    reasons: list[str] = []
+    for fstype, point, root, options in mounts:
+        if fstype == "cgroup2" and "" in memberships:
+            here = _locate(point, root, memberships[""])
+            found = _probe_v2(name, here, reasons)
+        elif fstype == "cgroup" and name in options and name in memberships:
+            here = _locate(point, root, memberships[name])
+            found = _probe_v1(name, here, reasons)
+        else:
+            continue
+        if found is not None:
+            return found
+    if not reasons:
+        reasons.append(f"no {name} cgroup controller is mounted")
+    return Controller(name=name, reason="; ".join(reasons))
+
+
+def _probe_v2(name: str, here: Path | None, reasons: list[str]) -> Controller | None:
+    if here is None:
+        return None
+    try:
+        available = (here / "cgroup.controllers").read_text().split()
+        enabled = (here / "cgroup.subtree_control").read_text().split()
+    except OSError as exc:
+        reasons.append(f"cgroup v2 at {here} is not readable ({exc.strerror})")
+        return None
+    if name not in available:
+        reasons.append(f"cgroup v2 at {here} has no {name} controller")
+        return None
+    if name not in enabled:
+        try:
+            (here / "cgroup.subtree_control").write_text(f"+{name}")
+        except OSError as exc:
+            reasons.append(f"cannot enable {name} for child cgroups of {here} ({exc.strerror})")
+            return None
+    return _writable(name, 2, here, reasons)
+
+
+def _probe_v1(name: str, here: Path | None, reasons: list[str]) -> Controller | None:
+    return None if here is None else _writable(name, 1, here, reasons)
+
+
+def _writable(name: str, version: int, here: Path, reasons: list[str]) -> Controller | None:
+    _sweep_stale(here)
+    probe = here / f"toolsmith-probe-{os.getpid()}-{next(_counter)}"
+    try:
+        probe.mkdir()
+        probe.rmdir()
+    except OSError as exc:
+        reasons.append(f"cgroup v{version} {name} at {here} is not writable ({exc.strerror})")
+        return None
+    return Controller(name=name, version=version, parent=here, reason=f"cgroup v{version} at {here}")
+
+
+def _sweep_stale(here: Path) -> None:
+    """Remove empty run cgroups left behind by toolsmith processes that died."""
+    with contextlib.suppress(OSError):
+        for child in here.glob("toolsmith-*-*"):
+            owner = child.name.split("-")[-2]
+            if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+                with contextlib.suppress(OSError):
+                    child.rmdir()
+
+
+# --- one run ---------------------------------------------------------------------------
+
+
+@dataclass
+class RunCgroup:
+    """The cgroups of one run. Create, join in the child, then :meth:`close` in the parent."""
+
+    dirs: dict[str, tuple[int, Path]] = field(default_factory=dict)
+    oom_killed: bool = False
+    pids_limited: bool = False
+    killed_leftovers: int = 0
+
+    @classmethod
+    def create(cls, limits: Limits, controllers: dict[str, Controller] | None = None) -> RunCgroup:
+        """Make this run's cgroups with their limits set. Missing controllers are skipped."""
+        run = cls()
+        tag = f"toolsmith-{os.getpid()}-{next(_counter)}"
+        for ctl in (controllers if controllers is not None else support()).values():
+            if ctl.parent is None or ctl.version is None:
+                continue
+            path = ctl.parent / tag
+            try:
+                path.mkdir()
+            except OSError:
+                continue
+            run.dirs[ctl.name] = (ctl.version, path)
+            try:
+                _configure(ctl.name, ctl.version, path, limits)
+            except OSError:
+                run.close()
+                raise
+        return run
+
+    @property
+    def active(self) -> tuple[str, ...]:
+        return tuple(self.dirs)
+
+    def joiner(self) -> Callable[[], None]:
+        """A pre-exec hook moving the calling (child) process into every cgroup of the run."""
+        targets = [str(path / "cgroup.procs") for _, path in self.dirs.values()]
+
+        def join() -> None:
+            pid = str(os.getpid()).encode()
+            for target in targets:
+                fd = os.open(target, os.O_WRONLY)
+                try:
+                    os.write(fd, pid)
+                finally:
+                    os.close(fd)
+
+        return join
+
+    def close(self) -> None:
+        """Kill whatever is left in the run's cgroups, read their verdicts, remove them."""
+        for name, (version, path) in list(self.dirs.items()):
+            if name == "pids":
+                # Read before the kill loop, which forbids forks and would count its own refusals.
+                self.pids_limited = _pids_hit(path)
+            self.killed_leftovers += _kill_all(version, path)
+            if name == "memory":
+                self.oom_killed = _oom_happened(version, path)
+            _remove(path)
+            del self.dirs[name]
+
+
+def _configure(name: str, version: int, path: Path, limits: Limits) -> None:
+    mb = 1024 * 1024
+    if name == "pids":
+        (path / "pids.max").write_text(str(limits.max_procs + PIDS_SLACK))
+    elif version == 2:
+        (path / "memory.max").write_text(str((limits.memory_mb + MEMORY_SLACK_MB) * mb))
+        with contextlib.suppress(OSError):
+            (path / "memory.swap.max").write_text("0")
+    else:
+        (path / "memory.limit_in_bytes").write_text(str((limits.memory_mb + MEMORY_SLACK_MB) * mb))
+        with contextlib.suppress(OSError):
+            (path / "memory.memsw.limit_in_bytes").write_text(str((limits.memory_mb + MEMORY_SLACK_MB) * mb))
+
+
+def _procs(path: Path) -> list[int]:
+    try:
+        return [int(p) for p in (path / "cgroup.procs").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _kill_all(version: int, path: Path) -> int:
+    """SIGKILL every process in the group until it is empty; return how many were left."""
+    # Forbid new forks first so the kill loop cannot be outrun.
+    with contextlib.suppress(OSError):
+        if (path / "pids.max").exists():
+            (path / "pids.max").write_text("0")
+    if version == 2 and (path / "cgroup.kill").exists():
+        with contextlib.suppress(OSError):
+            (path / "cgroup.kill").write_text("1")
+    killed: set[int] = set()
+    deadline = time.monotonic() + _KILL_ROUNDS_S
+    while time.monotonic() < deadline:
+        pids = _procs(path)
+        if not pids:
+            break
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+            killed.add(pid)
+        time.sleep(0.005)
+    return len(killed)
+
+
+def _read_keyed(path: Path) -> dict[str, int]:
+    values: dict[str, int] = {}
+    with contextlib.suppress(OSError):
+        for line in path.read_text().splitlines():
+            key, _, value = line.partition(" ")
+            with contextlib.suppress(ValueError):
+                values[key] = int(value)
+    return values
+
+
+def _oom_happened(version: int, path: Path) -> bool:
+    if version == 2:
+        return _read_keyed(path / "memory.events").get("oom_kill", 0) > 0
+    control = _read_keyed(path / "memory.oom_control")
+    if "oom_kill" in control:
+        return control["oom_kill"] > 0
+    try:  # kernels before 4.13 do not count OOM kills; a hit limit is the next best sign
+        return int((path / "memory.failcnt").read_text().strip() or 0) > 0
+    except (OSError, ValueError):
+        return False
+
+
+def _pids_hit(path: Path) -> bool:
+    return _read_keyed(path / "pids.events").get("max", 0) > 0
+
+
+def _remove(path: Path) -> None:
+    deadline = time.monotonic() + _KILL_ROUNDS_S
+    while True:
+        try:
+            path.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            # Killed tasks take a moment to leave; an empty group is then removable.
+            if time.monotonic() >= deadline:
+                return
+            _kill_all(2 if (path / "cgroup.kill").exists() else 1, path)
+            time.sleep(0.01)

@@ -1,0 +1,100 @@
+"""Which backend runs model-written code here, why, and what ``toolsmith doctor`` shows.
+
+``sandbox.backend = "auto"`` (the default) uses bubblewrap wherever a probe run shows
+it can really build its namespaces on this machine; the verdict and its reason are
+cached for the life of the process. Otherwise it falls back to the ``process`` backend,
+which is not isolation: the first time that happens in a process, one warning listing
+what is not defended goes to stderr. ``"bwrap"`` insists on bubblewrap and fails with
+:class:`SandboxUnavailableError` when it does not work; ``"process"`` is an explicit
+choice and warns the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any, TextIO
+
+from toolsmith.errors import SandboxUnavailableError
+from toolsmith.sandbox import bwrap, cgroups
+from toolsmith.sandbox.backend import Backend
+from toolsmith.sandbox.process import NOT_DEFENDED, ProcessBackend
+
+if TYPE_CHECKING:
+    from toolsmith.config import Settings
+
+_warned = False
+
+
+def resolve(configured: str) -> tuple[str, str]:
+    """(backend name, reason) for a ``sandbox.backend`` value, without side effects."""
+    if configured == "process":
+        return "process", "sandbox.backend is set to process"
+    usable, why = bwrap.probe()
+    if usable:
+        return "bwrap", why
+    if configured == "bwrap":
+        raise SandboxUnavailableError(
+            f"sandbox.backend is set to bwrap, but {why}. Install bubblewrap, allow user "
+            f"namespaces, or set sandbox.backend to auto.",
+        )
+    return "process", f"falling back because {why}"
+
+
+def select_backend(settings: Settings, *, stream: TextIO | None = None) -> Backend:
+    """The backend for these settings, warning once per process if it is not isolation."""
+    name, reason = resolve(settings.sandbox_backend)
+    if name == "bwrap":
+        return bwrap.BwrapBackend()
+    warn_not_isolated(reason, stream=stream)
+    return ProcessBackend()
+
+
+def warning_text(reason: str) -> str:
+    lines = [
+        f"toolsmith: WARNING: model-written code runs WITHOUT isolation ({reason}).",
+        "The 'process' sandbox backend is NOT a security boundary. It does not defend against:",
+        *(f"  - {item}" for item in NOT_DEFENDED),
+        "Install bubblewrap (package 'bubblewrap') and set sandbox.backend = \"auto\" to isolate runs.",
+    ]
+    return "\n".join(lines)
+
+
+def warn_not_isolated(reason: str, *, stream: TextIO | None = None, force: bool = False) -> bool:
+    """Print the not-isolated warning unless this process already did; True if printed."""
+    global _warned
+    if _warned and not force:
+        return False
+    _warned = True
+    print(warning_text(reason), file=stream or sys.stderr, flush=True)
+    return True
+
+
+def describe(settings: Settings) -> dict[str, Any]:
+    """What ``toolsmith doctor`` reports about the sandbox. Never raises."""
+    configured = settings.sandbox_backend
+    try:
+        active, reason = resolve(configured)
+        error = None
+    except SandboxUnavailableError as exc:
+        active, reason, error = None, str(exc), "unavailable"
+    usable, why = bwrap.probe()
+    controllers = cgroups.support()
+    return {
+        "configured": configured,
+        "backend": active,
+        "isolating": active == "bwrap",
+        "reason": reason,
+        "error": error,
+        "bwrap": {"path": bwrap.find_bwrap(), "version": bwrap.version(), "usable": usable, "reason": why},
+        "cgroups": {name: ctl.to_dict() for name, ctl in controllers.items()},
+        "network_default": settings.network,
+        "limits": asdict(settings.limits),
+        "not_defended": list(NOT_DEFENDED) if active != "bwrap" else [],
+        "fork_bomb_contained": controllers["pids"].usable or not _is_root(),
+    }
+
+
+def _is_root() -> bool:
+    return os.getuid() == 0
