@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from agent_helpers import VERIFY, answer_from_tool, create_days_tool, evolve_script, rig
+from toolsmith.errors import ModelConfigError
 from toolsmith.library import Status
 from toolsmith.testing import final, reply, tool_call
 
@@ -200,7 +203,15 @@ def test_huge_tool_results_are_capped(tmp_path: Path) -> None:
 
 def test_model_error_ends_the_task_with_status_error(tmp_path: Path) -> None:
     with rig(tmp_path) as r:
-        r.server.inject(status=401)
+        r.server.inject(status=400)
         result = r.agent().run_task("anything")
-        assert result.status == "error" and result.error and "401" in result.error
+        assert result.status == "error" and result.error and "400" in result.error
         assert [e.type for e in r.events][-2:] == ["final_answer", "task_finished"]
+
+
+def test_rejected_key_is_a_configuration_error(tmp_path: Path) -> None:
+    with rig(tmp_path) as r:
+        r.server.inject(status=401)
+        with pytest.raises(ModelConfigError) as caught:
+            r.agent().run_task("anything")
+        assert caught.value.setting == "LLM_API_KEY" and "test-key" not in str(caught.value)

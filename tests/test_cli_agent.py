@@ -110,6 +110,14 @@ def test_bad_arguments_are_usage_errors_without_traceback(tmp_path: Path, args: 
     assert "Traceback" not in proc.stderr and "Usage" in proc.stderr + proc.stdout
 
 
+def test_rejected_key_exits_2(tmp_path: Path, server: tuple[ScriptedModel, ScriptedServer]) -> None:
+    _, srv = server
+    srv.inject(status=401)
+    proc = toolsmith(["run", "anything"], tmp_path / "home", tmp_path, **endpoint(srv))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "LLM_API_KEY" in proc.stderr and SECRET not in proc.stderr + proc.stdout
+
+
 def test_model_outage_keeps_the_trajectory(tmp_path: Path, server: tuple[ScriptedModel, ScriptedServer]) -> None:
     _, srv = server
     srv.inject(status=503, retry_after=0, times=20)

@@ -18,7 +18,7 @@ from typing import Any
 from toolsmith import guards, prompts
 from toolsmith.config import Settings
 from toolsmith.context import TaskContext, WebAccess
-from toolsmith.errors import ModelError
+from toolsmith.errors import ModelConfigError, ModelError
 from toolsmith.events import (
     Event,
     EventSink,
@@ -100,6 +100,8 @@ class Agent:
         status, answer, error = "error", "", None
         try:
             status, answer = self._turns(loop)
+        except ModelConfigError:
+            raise  # a wrong key, model or URL: the user must fix it, retrying tasks is pointless
         except ModelError as exc:
             error = str(exc)
             answer = f"The model could not be reached: {exc}"

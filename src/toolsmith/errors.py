@@ -28,6 +28,7 @@ Sandbox errors carry the run's data (``exit_code``, ``stdout``, ``stderr``,
     │   ├── PackageRefused
     │   └── InstallError
     └── ModelError
+        ├── ModelConfigError  (also a ConfigError)
         ├── ModelRetryExhausted
         └── ModelResponseError
 """
@@ -187,6 +188,13 @@ class InstallError(PackageError):
 
 class ModelError(ToolsmithError):
     """Talking to the model failed."""
+
+
+class ModelConfigError(ModelError, ConfigError):
+    """The endpoint refused the key, the model name or the URL: the user must change a setting."""
+
+    def __init__(self, message: str, *, setting: str) -> None:
+        ConfigError.__init__(self, message, setting=setting)
 
 
 class ModelRetryExhausted(ModelError):

@@ -29,7 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import openai
 
-from toolsmith.errors import ModelError, ModelResponseError, ModelRetryExhausted
+from toolsmith.errors import ModelConfigError, ModelError, ModelResponseError, ModelRetryExhausted
 from toolsmith.providers import (
     LOCAL_PLACEHOLDER_KEY,
     PLACEHOLDER_KEYS,
@@ -342,13 +342,13 @@ class ChatModel:
         if status in (401, 403):
             variable = self.config.key_variable or "LLM_API_KEY"
             what = "rejected the API key" if status == 401 else "refused access"
-            return ModelError(f"{where} {what} (HTTP {status}): {detail}. Check {variable}.")
+            return ModelConfigError(f"{where} {what} (HTTP {status}): {detail}. Check {variable}.", setting=variable)
         if status == 404:
             if code == "model_not_found" or "model" in detail.lower():
-                hint = "Set LLM_MODEL (or --model) to a model this endpoint serves."
+                hint, setting = "Set LLM_MODEL (or --model) to a model this endpoint serves.", "LLM_MODEL"
             else:
-                hint = "Check the base URL (LLM_BASE_URL); it usually ends in /v1."
-            return ModelError(f"{where} has no model {self.name!r} (HTTP 404): {detail}. {hint}")
+                hint, setting = "Check the base URL (LLM_BASE_URL); it usually ends in /v1.", "LLM_BASE_URL"
+            return ModelConfigError(f"{where} has no model {self.name!r} (HTTP 404): {detail}. {hint}", setting=setting)
         hint = ""
         if "tool" in detail.lower() and "support" in detail.lower():
             hint = " Pick a model with tool (function) calling via LLM_MODEL."
