@@ -168,6 +168,14 @@ def test_info_tolerates_nulls_and_keyword_lists(server: LocalServer, index: Pack
     assert info.summary == "" and info.project_urls == {} and info.keywords == "a, b"
 
 
+def test_info_drops_placeholder_links(server: LocalServer, index: PackageIndex) -> None:
+    urls = {"Homepage": "UNKNOWN", "Download": "", "Source": "https://src.invalid"}
+    server.route("/pypi/demo/json", body=meta(home_page="UNKNOWN", project_urls=urls))
+    info = index.info("demo")
+    assert info is not None
+    assert info.home_page == "" and info.project_urls == {"Source": "https://src.invalid"}
+
+
 def test_info_for_a_version(server: LocalServer, index: PackageIndex) -> None:
     server.route("/pypi/demo/2.0/json", body=meta(version="2.0"))
     info = index.info("demo", "2.0")

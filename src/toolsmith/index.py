@@ -131,6 +131,12 @@ class ProjectInfo:
         }
 
 
+def _link(raw: Any) -> str:
+    # Old metadata says "UNKNOWN" (or other filler) where it has no URL.
+    text = str(raw or "").strip()
+    return text if "://" in text else ""
+
+
 def _keywords(raw: Any) -> str:
     # Older metadata has a string, newer tooling sometimes a list.
     if isinstance(raw, (list, tuple)):
@@ -257,8 +263,8 @@ class PackageIndex:
             summary=str(info.get("summary") or ""),
             description=str(info.get("description") or ""),
             description_content_type=str(info.get("description_content_type") or ""),
-            home_page=str(info.get("home_page") or ""),
-            project_urls={str(k): str(v) for k, v in (info.get("project_urls") or {}).items()},
+            home_page=_link(info.get("home_page")),
+            project_urls={str(k): _link(v) for k, v in (info.get("project_urls") or {}).items() if _link(v)},
             requires_python=str(info.get("requires_python") or ""),
             keywords=_keywords(info.get("keywords")),
         )

@@ -271,6 +271,7 @@ class SearxngBackend:
                 params={"q": query, "format": "json"},
                 headers={"Accept": "application/json", "User-Agent": _http.USER_AGENT},
                 timeout=_http.request_timeout(self.timeout_s),
+                follow_redirects=True,  # instances often move to https or a new path
             )
         finally:
             if self._client is None:
