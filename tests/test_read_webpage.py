@@ -299,6 +299,14 @@ def test_package_version_page_uses_version_metadata(server: LocalServer, setting
     assert result["title"] == "widget 1.0"
 
 
+def test_package_metadata_redirects_are_followed(server: LocalServer, settings: Settings) -> None:
+    server.route("/pypi/widget/json", status=301, headers={"Location": "/moved/widget.json"})
+    server.route("/moved/widget.json", body=WIDGET_META)
+    result = read_webpage(server.url("/project/widget/"), settings=settings)
+    assert result["ok"] is True
+    assert "README-BODY" in result["text"]
+
+
 def test_unknown_package_is_an_actionable_error(server: LocalServer, settings: Settings) -> None:
     result = read_webpage(server.url("/project/no-such-thing/"), settings=settings)
     assert result["ok"] is False

@@ -114,7 +114,7 @@ def _read(
     try:
         page = _package_page(url, settings)
         if page is not None:
-            answer = _read_package(url, page[0], page[1], settings, http, timeout_s, max_chars)
+            answer = _read_package(url, page, settings, client, timeout_s, max_chars)
             if answer is not None:
                 return answer
         fetched = _http.fetch(url, client=http, timeout_s=timeout_s, max_bytes=max_bytes)
@@ -156,15 +156,16 @@ def _index_bases(settings: Settings) -> list[SplitResult]:
 
 def _read_package(
     url: str,
-    name: str,
-    version: str | None,
+    page: tuple[str, str | None],
     settings: Settings,
-    http: httpx.Client,
+    client: httpx.Client | None,
     timeout_s: float,
     max_chars: int,
 ) -> dict[str, Any] | None:
     """The page built from JSON metadata; None to fall back to fetching the page itself."""
-    index = PackageIndex(settings.index_url, cache_dir=settings.cache_dir, client=http)
+    name, version = page
+    # Without a caller's client the index uses its own, which follows the index's redirects.
+    index = PackageIndex(settings.index_url, cache_dir=settings.cache_dir, client=client, timeout_s=timeout_s)
     notes: list[str] = []
     try:
         info = index.info(name, version) if version else None
@@ -174,6 +175,8 @@ def _read_package(
             info = index.info(name)
     except (httpx.HTTPError, PackageError, ValueError):  # no metadata: read the page itself
         return None
+    finally:
+        index.close()
     if info is None:
         return _error(
             url,
