@@ -32,9 +32,9 @@ SCHEMA: dict[str, Any] = {
             "properties": {
                 "code": {"type": "string", "description": "A complete Python script."},
                 "pip_install": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "description": "Packages to install first, e.g. [\"humanize\"] or [\"pandas==2.2.2\"].",
+                    # A list, or one string of names split on spaces and commas.
+                    "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}],
+                    "description": "Packages to install first, e.g. [\"humanize\"] or \"pandas==2.2.2 pyarrow\".",
                 },
                 "timeout": {"type": "number", "description": "Seconds before the run is killed."},
             },
