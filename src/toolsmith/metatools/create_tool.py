@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from toolsmith.context import TaskContext
+from toolsmith.errors import ToolNotFoundError
 from toolsmith.events import GuardFired
 from toolsmith.library import Status, ToolVersion
 from toolsmith.library.models import Provenance, ToolSpec
@@ -107,8 +108,18 @@ def _spec(ctx: TaskContext, args: dict[str, Any]) -> ToolSpec:
     )
 
 
+def _parent(ctx: TaskContext, name: str) -> ToolVersion | None:
+    """The version a new one replaces: the one used in this task (a repair), else the newest."""
+    if name in ctx.unlocked:
+        return ctx.unlocked[name]
+    try:
+        return ctx.library.get(name)
+    except ToolNotFoundError:
+        return None
+
+
 def _store(ctx: TaskContext, spec: ToolSpec, gate: dict[str, Any]) -> ToolVersion:
-    previous = ctx.library.served(spec.name)
+    previous = _parent(ctx, spec.name)
     status = Status.PENDING if ctx.settings.review == "required" else Status.ACTIVE
     provenance = Provenance(
         task=ctx.task,
