@@ -15,9 +15,11 @@ is remounted read only. Nothing written inside survives the run.
 
 bwrap itself starts from an empty environment (so ``/proc/1/environ`` inside shows
 nothing), reads its arguments from a memfd (so no host path shows in its command line)
-and runs inside the run's cgroups. ``--die-with-parent`` plus the pid namespace mean
-that when the program's main process ends, or the supervisor kills bwrap, every process
-left in the sandbox (double-forked, ``setsid``) dies with it.
+and runs inside the run's cgroups. A seccomp filter (:mod:`toolsmith.sandbox.seccomp`)
+denies ``ptrace``, keyrings, BPF, mounts and similar calls no tool needs.
+``--die-with-parent`` plus the pid namespace mean that when the program's main process
+ends, or the supervisor kills bwrap, every process left in the sandbox (double-forked,
+``setsid``) dies with it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from toolsmith.sandbox import seccomp
 from toolsmith.sandbox.backend import Job, chain, rlimit_preexec, supervise
 from toolsmith.sandbox.cgroups import RunCgroup
 from toolsmith.sandbox.limits import Limits
@@ -201,12 +204,27 @@ def job_argv(job: Job) -> tuple[list[str], list[str]]:
     return args, python_argv(python, job.script, site=job.env_prefix is not None)
 
 
-def args_fd(args: Sequence[str]) -> int:
-    """A memfd holding NUL-separated bwrap arguments, rewound for reading."""
-    fd = os.memfd_create("bwrap-args", 0)
-    os.write(fd, b"".join(a.encode() + b"\0" for a in args))
+def _memfd(name: str, data: bytes) -> int:
+    fd = os.memfd_create(name, 0)
+    os.write(fd, data)
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
+
+
+def launch_fds(args: Sequence[str]) -> tuple[list[str], list[int]]:
+    """(bwrap's own argv prefix, fds to pass): arguments in a memfd, plus the seccomp filter.
+
+    Passing the arguments through ``--args`` keeps host paths out of the command line
+    that ``/proc/1/cmdline`` shows inside the sandbox.
+    """
+    fds: list[int] = []
+    extra: list[str] = []
+    filter_program = seccomp.program()
+    if filter_program is not None:
+        fds.append(_memfd("bwrap-seccomp", filter_program))
+        extra = ["--seccomp", str(fds[-1])]
+    fds.append(_memfd("bwrap-args", b"".join(a.encode() + b"\0" for a in [*args, *extra])))
+    return ["--args", str(fds[-1])], fds
 
 
 class BwrapBackend:
@@ -223,23 +241,24 @@ class BwrapBackend:
 
     def execute(self, job: Job) -> ExecResult:
         args, command = job_argv(job)
-        fd = args_fd(args)
+        prefix, fds = launch_fds(args)
         try:
             cgroup = RunCgroup.create(job.limits)
             return supervise(
-                [self.bwrap, "--args", str(fd), "--", *command],
+                [self.bwrap, *prefix, "--", *command],
                 env={},
                 cwd=job.workdir,
                 limits=job.limits,
                 backend=self.name,
                 network=job.network,
                 preexec=chain(cgroup.joiner(), rlimit_preexec(job.limits)),
-                pass_fds=(fd,),
+                pass_fds=fds,
                 cgroup=cgroup,
                 signal_exit_offset=True,
             )
         finally:
-            os.close(fd)
+            for fd in fds:
+                os.close(fd)
 
 
 def probe(bwrap: str | None = None, *, refresh: bool = False) -> tuple[bool, str]:
@@ -260,14 +279,15 @@ def _probe(path: str) -> tuple[bool, str]:
         job = Job(workdir=workdir, script="probe.py", python=base_python(), env_prefix=None,
                   limits=Limits(timeout_s=_PROBE_TIMEOUT_S), network=False)
         args, command = job_argv(job)
-        fd = args_fd(args)
+        prefix, fds = launch_fds(args)
         try:
             done = subprocess.run(
-                [path, "--args", str(fd), "--", *command], env={}, cwd=workdir, pass_fds=(fd,),
+                [path, *prefix, "--", *command], env={}, cwd=workdir, pass_fds=fds,
                 capture_output=True, timeout=_PROBE_TIMEOUT_S, check=False,
             )
         finally:
-            os.close(fd)
+            for fd in fds:
+                os.close(fd)
     except (OSError, subprocess.SubprocessError) as exc:
         return False, f"bwrap could not be started: {exc}"
     finally:

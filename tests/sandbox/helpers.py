@@ -1,0 +1,105 @@
+"""Constants and host probes shared by the sandbox tests (fixtures live in conftest.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import threading
+import time
+import uuid
+from pathlib import Path
+
+from toolsmith.sandbox import Limits
+
+CANARY = "sk-canary-" + uuid.uuid4().hex
+SMALL = Limits(
+    timeout_s=10.0,
+    memory_mb=384,
+    cpu_s=5,
+    max_procs=48,
+    file_size_mb=8,
+    open_files=96,
+    output_bytes=32 * 1024,
+    tmp_size_mb=16,
+)
+
+
+def marker() -> str:
+    return "toolsmith-attack-" + uuid.uuid4().hex[:12]
+
+
+def reexec_prelude(tag: str) -> str:
+    """Script prelude that re-executes itself with ``tag`` in argv, so the host can find
+    every descendant by scanning /proc/*/cmdline."""
+    return (
+        "import os, sys\n"
+        f"if {tag!r} not in sys.argv:\n"
+        f"    os.execv(sys.executable, [sys.executable, '-I', '-S', os.path.abspath(sys.argv[0]), {tag!r}])\n"
+    )
+
+
+def processes_with(tag: str) -> list[int]:
+    """Host pids whose command line contains ``tag`` (zombies have none)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if tag.encode() in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def leftovers(tag: str, settle_s: float = 1.0) -> list[int]:
+    """Processes carrying ``tag`` that are still alive after ``settle_s``."""
+    deadline = time.monotonic() + settle_s
+    alive = processes_with(tag)
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+        alive = processes_with(tag)
+    for pid in alive:  # do not let a failing test leak processes into the machine
+        with contextlib.suppress(OSError):
+            os.kill(pid, 9)
+    return alive
+
+
+class LoopbackServer:
+    """A TCP server on the host's 127.0.0.1 that records what reaches it."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.port = int(self.sock.getsockname()[1])
+        self.received: list[bytes] = []
+        self.connections = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except (TimeoutError, OSError):
+                continue
+            self.connections += 1
+            conn.settimeout(1.0)
+            try:
+                self.received.append(conn.recv(4096))
+                conn.sendall(b"hello from the host\n")
+            except OSError:
+                pass
+            finally:
+                conn.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2)
+        self.sock.close()
