@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 from toolsmith.config import Settings
-from toolsmith.errors import ImmutableVersionError, LibraryError, ToolNotFoundError
+from toolsmith.errors import CorruptLibraryError, ImmutableVersionError, LibraryError, ToolNotFoundError
 from toolsmith.library import Provenance, Requirement, Status, ToolLibrary, ToolSpec
 from toolsmith.library.db import APPLICATION_ID
 from toolsmith.library.migrations import LATEST, MIGRATIONS
+from toolsmith.library.search import rebuild
 
 CODE = "def run(a):\n    return {'a': a}\n"
 
@@ -317,3 +318,23 @@ def test_openai_schema_and_to_dict(lib: ToolLibrary) -> None:
     assert v.openai_schema()["function"]["name"] == "days_between"
     assert "code" not in v.to_dict(include_code=False)
     assert v.to_dict()["provenance"]["model"] == "test-model"
+
+
+def test_damaged_record_is_reported_as_corrupt(lib: ToolLibrary) -> None:
+    lib.add(spec(), provenance=PROV, gate={})
+    lib.close()
+    conn = raw(lib.path)
+    conn.execute("DROP TRIGGER versions_immutable")  # someone edits the file behind our back
+    conn.execute("UPDATE versions SET parameters = '{not json'")
+    conn.close()
+    with ToolLibrary(lib.path) as reopened, pytest.raises(CorruptLibraryError, match="damaged"):
+        reopened.get("days_between")
+
+
+def test_search_index_can_be_rebuilt(lib: ToolLibrary) -> None:
+    lib.add(spec(), provenance=PROV, gate={})
+    lib.add(spec("other_tool", "Another thing"), provenance=PROV, gate={}, status=Status.PENDING)
+    with lib._write() as conn:
+        assert rebuild(conn) == 1
+    assert [h.tool.name for h in lib.search("days between")] == ["days_between"]
+    assert lib.search("another thing") == []

@@ -302,6 +302,8 @@ def import_(
     else:
         _print_import(report)
     if not report.ok:
+        refused = ", ".join(o.name for o in report.refused)
+        typer.echo(f"error: {len(report.refused)} tool(s) refused: {refused}", err=True)
         raise typer.Exit(EXIT_REFUSED)
 
 

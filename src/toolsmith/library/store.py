@@ -120,6 +120,8 @@ class ToolLibrary:
             if text.startswith("toolsmith:"):
                 raise ImmutableVersionError(text.removeprefix("toolsmith:").strip()) from exc
             raise db.as_library_error(self.path, exc) from exc
+        except (ValueError, TypeError, KeyError) as exc:  # a stored record that does not decode
+            raise CorruptLibraryError(self.path, f"a stored record is damaged ({exc})") from exc
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
@@ -177,6 +179,7 @@ class ToolLibrary:
         details: dict[str, Any] | None = None,
     ) -> tuple[ToolVersion, bool]:
         """Like :meth:`add`, also saying whether a new version was created."""
+        status = _as_status(status)
         if not spec.name.isidentifier():
             raise LibraryError(f"Tool name {spec.name!r} is not a valid identifier.")
         try:
@@ -212,49 +215,42 @@ class ToolLibrary:
 
     # --- reading ---------------------------------------------------------------------
 
+    def _versions(self, sql: str, args: tuple[Any, ...] = ()) -> list[ToolVersion]:
+        # Rows are decoded inside the guard, so a damaged record becomes CorruptLibraryError.
+        with self._read() as conn:
+            return [to_version(r) for r in conn.execute(sql, args).fetchall()]
+
     def get(self, name: str, version: int | None = None) -> ToolVersion:
         """A version; without ``version`` the served one, else the newest live, else newest."""
-        with self._read() as conn:
-            if version is None:
-                row = conn.execute(
-                    f"{_SELECT} JOIN tools t ON t.name = v.name "
-                    f"WHERE t.name = ? AND v.version = {_DISPLAY}",
-                    (name,),
-                ).fetchone()
-            else:
-                row = conn.execute(
-                    f"{_SELECT} WHERE v.name = ? AND v.version = ?", (name, version)
-                ).fetchone()
-        if row is None:
+        if version is None:
+            sql = f"{_SELECT} JOIN tools t ON t.name = v.name WHERE t.name = ? AND v.version = {_DISPLAY}"
+            found = self._versions(sql, (name,))
+        else:
+            found = self._versions(f"{_SELECT} WHERE v.name = ? AND v.version = ?", (name, version))
+        if not found:
             raise ToolNotFoundError(name, version)
-        return to_version(row)
+        return found[0]
 
     def served(self, name: str) -> ToolVersion | None:
-        with self._read() as conn:
-            row = conn.execute(
-                f"{_SELECT} JOIN tools t ON t.name = v.name AND v.version = t.active_version "
-                "WHERE t.name = ?",
-                (name,),
-            ).fetchone()
-        return None if row is None else to_version(row)
+        found = self._versions(
+            f"{_SELECT} JOIN tools t ON t.name = v.name AND v.version = t.active_version WHERE t.name = ?",
+            (name,),
+        )
+        return found[0] if found else None
 
     def history(self, name: str) -> list[ToolVersion]:
         """Every version of a tool, oldest first."""
-        with self._read() as conn:
-            rows = conn.execute(f"{_SELECT} WHERE v.name = ? ORDER BY v.version", (name,)).fetchall()
-        if not rows:
+        found = self._versions(f"{_SELECT} WHERE v.name = ? ORDER BY v.version", (name,))
+        if not found:
             raise ToolNotFoundError(name)
-        return [to_version(r) for r in rows]
+        return found
 
     def list_tools(self, *, include_retired: bool = False) -> list[ToolVersion]:
         """One entry per tool (its served version, else its newest), sorted by name."""
         where = "" if include_retired else "WHERE v.status != 'retired'"
-        with self._read() as conn:
-            rows = conn.execute(
-                f"{_SELECT} JOIN tools t ON t.name = v.name AND v.version = {_DISPLAY} "
-                f"{where} ORDER BY t.name"
-            ).fetchall()
-        return [to_version(r) for r in rows]
+        return self._versions(
+            f"{_SELECT} JOIN tools t ON t.name = v.name AND v.version = {_DISPLAY} {where} ORDER BY t.name"
+        )
 
     def search(self, query: str, *, limit: int = 5) -> list[SearchHit]:
         """The best ``limit`` served active tools for a task description, best first."""
@@ -272,17 +268,15 @@ class ToolLibrary:
                 f"SELECT * FROM (SELECT * FROM audit {where} ORDER BY id DESC {cap}) ORDER BY id",
                 args,
             ).fetchall()
-        return [to_audit(r) for r in rows]
+            return [to_audit(r) for r in rows]
 
     def find_by_code_hash(self, code_hash: str) -> list[ToolVersion]:
         """Served active versions whose code is exactly the code with this SHA-256."""
-        with self._read() as conn:
-            rows = conn.execute(
-                f"{_SELECT} JOIN tools t ON t.name = v.name AND v.version = t.active_version "
-                "WHERE v.code_hash = ? ORDER BY v.name",
-                (code_hash,),
-            ).fetchall()
-        return [to_version(r) for r in rows]
+        return self._versions(
+            f"{_SELECT} JOIN tools t ON t.name = v.name AND v.version = t.active_version "
+            "WHERE v.code_hash = ? ORDER BY v.name",
+            (code_hash,),
+        )
 
     def __len__(self) -> int:
         with self._read() as conn:
@@ -303,6 +297,7 @@ class ToolLibrary:
         self, name: str, version: int, status: Status, *, reason: str, actor: str
     ) -> ToolVersion:
         """Change one version's status (activating it retires the served version)."""
+        status = _as_status(status)
         with self._write() as conn:
             row = _version_row(conn, name, version)
             _change_status(conn, row, status, reason, actor)
@@ -343,6 +338,10 @@ class ToolLibrary:
         self, name: str, version: int, *, ok: bool, latency_ms: float, error: str | None = None
     ) -> UsageStats:
         """Count one call of a version; failures in a row are tracked for quarantine."""
+        try:
+            latency = max(float(latency_ms), 0.0)
+        except (TypeError, ValueError) as exc:
+            raise LibraryError(f"latency_ms must be a number; got {latency_ms!r}.") from exc
         with self._write() as conn:
             version_id = int(_version_row(conn, name, version)["id"])
             if ok:
@@ -350,7 +349,7 @@ class ToolLibrary:
                     "UPDATE stats SET calls = calls + 1, consecutive_failures = 0, "
                     "total_latency_ms = total_latency_ms + ?, last_called_at = ? "
                     "WHERE version_id = ?",
-                    (max(float(latency_ms), 0.0), utc_now(), version_id),
+                    (latency, utc_now(), version_id),
                 )
             else:
                 conn.execute(
@@ -358,18 +357,21 @@ class ToolLibrary:
                     "consecutive_failures = consecutive_failures + 1, last_error = ?, "
                     "total_latency_ms = total_latency_ms + ?, last_called_at = ? "
                     "WHERE version_id = ?",
-                    (
-                        (error or "unknown error")[:_MAX_ERROR_CHARS],
-                        max(float(latency_ms), 0.0),
-                        utc_now(),
-                        version_id,
-                    ),
+                    ((error or "unknown error")[:_MAX_ERROR_CHARS], latency, utc_now(), version_id),
                 )
             row = conn.execute("SELECT * FROM stats WHERE version_id = ?", (version_id,)).fetchone()
             return to_stats(row)
 
 
 # --- statements used inside write transactions -----------------------------------------
+
+
+def _as_status(value: Status | str) -> Status:
+    try:
+        return Status(value)
+    except ValueError as exc:
+        allowed = ", ".join(s.value for s in Status)
+        raise LibraryError(f"Unknown tool status {value!r}; use one of {allowed}.") from exc
 
 
 def _fetch(conn: sqlite3.Connection, name: str, version: int) -> ToolVersion:
