@@ -21,6 +21,7 @@ Sandbox errors carry the run's data (``exit_code``, ``stdout``, ``stderr``,
     │   ├── ImmutableVersionError
     │   └── BundleError
     ├── GateRefused
+    ├── SearchBackendError
     ├── SandboxError
     │   ├── SandboxUnavailableError
     │   └── ToolRunError
@@ -118,6 +119,18 @@ class GateRefused(ToolsmithError):
     def __init__(self, report: Any) -> None:
         super().__init__(f"The gate refused the tool: {getattr(report, 'reason', report)}")
         self.report = report
+
+
+# --- the web --------------------------------------------------------------------------
+
+
+class SearchBackendError(ToolsmithError):
+    """A web search backend failed; ``rate_limited`` means a short pause may help."""
+
+    def __init__(self, message: str, *, rate_limited: bool = False, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.rate_limited = rate_limited
+        self.retry_after_s = retry_after_s
 
 
 # --- the sandbox --------------------------------------------------------------------

@@ -27,7 +27,7 @@ from toolsmith.metatools.web_search import WEB_SEARCH_SCHEMA
 from toolsmith.schema import argument_problems
 
 Handler = Callable[[TaskContext, dict[str, Any]], dict[str, Any]]
-RESULT_CHARS = 12_000
+RESULT_CHARS = 16_000  # read_webpage cuts text at 12k; leave room for its metadata
 
 
 def _web_search(ctx: TaskContext, args: dict[str, Any]) -> dict[str, Any]:
@@ -38,7 +38,8 @@ def _read_webpage(ctx: TaskContext, args: dict[str, Any]) -> dict[str, Any]:
     url = str(args["url"])
     result = ctx.web.read(url)
     if result.get("ok"):
-        ctx.add_source(str(result.get("final_url") or url))
+        # A package page is fetched as index metadata; the page itself is the source to cite.
+        ctx.add_source(url if result.get("package") else str(result.get("final_url") or url))
     return result
 
 

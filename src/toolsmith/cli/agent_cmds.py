@@ -19,7 +19,7 @@ DEMO_TASKS = (
     "What is the latest stock price of Apple (AAPL), and how much has it changed compared with one week ago?",
 )
 
-console = Console(highlight=False)
+console = Console(highlight=False, soft_wrap=True)
 
 
 def run_command(

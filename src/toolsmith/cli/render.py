@@ -170,7 +170,7 @@ class JsonRenderer:
 def make_renderer(*, json_mode: bool, verbose: bool, quiet: bool) -> PlainRenderer | JsonRenderer:
     if json_mode:
         return JsonRenderer()
-    console = Console(highlight=False)
+    console = Console(highlight=False, soft_wrap=True)
     if console.is_terminal:
         return RichRenderer(console, verbose=verbose, quiet=quiet)
     return PlainRenderer(verbose=verbose, quiet=quiet)

@@ -26,7 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 import httpx
 
 from toolsmith.config import Settings
-from toolsmith.errors import ToolsmithError
+from toolsmith.errors import SearchBackendError, ToolsmithError
 from toolsmith.index import LISTING_TTL_S, PackageIndex, ProjectInfo, normalize_name
 from toolsmith.metatools import _http
 
@@ -62,15 +62,6 @@ WEB_SEARCH_SCHEMA: dict[str, Any] = {
     },
 }
 SCHEMA = WEB_SEARCH_SCHEMA
-
-
-class SearchBackendError(ToolsmithError):
-    """A search backend failed; ``rate_limited`` means a short pause may help."""
-
-    def __init__(self, message: str, *, rate_limited: bool = False, retry_after_s: float | None = None) -> None:
-        super().__init__(message)
-        self.rate_limited = rate_limited
-        self.retry_after_s = retry_after_s
 
 
 @dataclass(frozen=True)
