@@ -11,6 +11,7 @@ import typer
 
 from toolsmith.cli.agent_cmds import demo_command, run_command
 from toolsmith.cli.doctor import doctor_command
+from toolsmith.cli.mcp import mcp_command
 from toolsmith.cli.sandbox import app as sandbox_app
 from toolsmith.cli.tools import app as tools_app
 
@@ -24,6 +25,7 @@ app = typer.Typer(
 app.command("demo")(demo_command)
 app.command("run")(run_command)
 app.command("doctor")(doctor_command)
+app.command("mcp")(mcp_command)
 app.add_typer(tools_app, name="tools", help="Review, search and share the tool library.")
 app.add_typer(sandbox_app, name="sandbox", help="Run code in the sandbox, as code_interpreter does.")
 
