@@ -11,7 +11,7 @@ from toolsmith.config import Settings
 from toolsmith.errors import CorruptLibraryError, ImmutableVersionError, LibraryError, ToolNotFoundError
 from toolsmith.library import Provenance, Requirement, Status, ToolLibrary, ToolSpec
 from toolsmith.library.db import APPLICATION_ID
-from toolsmith.library.migrations import LATEST, MIGRATIONS
+from toolsmith.library.migrations import LATEST, MIGRATIONS, _apply
 from toolsmith.library.search import rebuild
 
 CODE = "def run(a):\n    return {'a': a}\n"
@@ -338,3 +338,22 @@ def test_search_index_can_be_rebuilt(lib: ToolLibrary) -> None:
         assert rebuild(conn) == 1
     assert [h.tool.name for h in lib.search("days between")] == ["days_between"]
     assert lib.search("another thing") == []
+
+
+def test_older_schema_is_upgraded_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "library.db"
+    conn = raw(path)
+    conn.execute("PRAGMA journal_mode = WAL")
+    for migration in MIGRATIONS[:-1]:  # a library written by an older toolsmith
+        conn.execute("BEGIN IMMEDIATE")
+        _apply(conn, migration)
+        conn.execute("COMMIT")
+    conn.close()
+    with ToolLibrary(path) as library:
+        library.add(spec(), provenance=PROV, gate={})
+        assert library.search("days between dates")[0].score > 1
+    conn = raw(path)
+    assert [r[0] for r in conn.execute("SELECT number FROM schema_migrations ORDER BY number")] == [
+        m.number for m in MIGRATIONS
+    ]
+    conn.close()
