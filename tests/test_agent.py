@@ -11,6 +11,7 @@ from agent_helpers import VERIFY, answer_from_tool, create_days_tool, evolve_scr
 from toolsmith.errors import ModelConfigError
 from toolsmith.library import Status
 from toolsmith.testing import final, reply, tool_call
+from toolsmith.toolbox import RESULT_CHARS
 
 
 def test_evolve_then_reuse_through_http(tmp_path: Path) -> None:
@@ -198,7 +199,7 @@ def test_huge_tool_results_are_capped(tmp_path: Path) -> None:
         r.model.add(reply(tool_call("code_interpreter", {"code": "print('x' * 200000)"})), final("ok"))
         r.agent().run_task("print a lot")
         content = [m for m in r.model.requests[-1][0] if m["role"] == "tool"][-1]["content"]
-        assert len(content) < 13_000 and "characters cut to fit the context" in content
+        assert len(content) <= RESULT_CHARS + 100 and "characters cut to fit the context" in content
 
 
 def test_model_error_ends_the_task_with_status_error(tmp_path: Path) -> None:
