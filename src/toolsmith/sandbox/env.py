@@ -211,8 +211,12 @@ class PackageEnv:
             return [self._uv, "pip", "install", "--no-config", "--python", str(self.python), *index,
                     "--cache-dir", str(self._cache("uv")), "--no-progress", "--color", "never",
                     *binary, *hashes, *requirements]
+        # --isolated drops pip's config and PIP_* variables; a custom CA bundle must stay.
+        bundle = next((os.environ[v] for v in ("PIP_CERT", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE")
+                       if os.environ.get(v)), None)
+        cert = ["--cert", bundle] if bundle else []
         return [str(self.python), "-I", "-m", "pip", "install", "--isolated", "--no-input",
-                "--disable-pip-version-check", *index, "--cache-dir", str(self._cache("pip")),
+                "--disable-pip-version-check", *index, *cert, "--cache-dir", str(self._cache("pip")),
                 *binary, *hashes, *requirements]
 
     def _cache(self, tool: str) -> Path:

@@ -78,7 +78,8 @@ def read_call_result(workdir: Path, run: ExecResult) -> ToolCallResult:
     if run.timed_out:
         return _failure(run, "timeout", f"run() did not return within {run.wall_s:.1f} s and was killed")
     path = workdir / RESULT_FILE
-    if not path.is_file() or path.is_symlink():
+    # An isolating backend pre-creates the file (empty) to bind it writable: empty = absent.
+    if not path.is_file() or path.is_symlink() or path.stat().st_size == 0:
         reason = f"killed by {run.killed_by}" if run.killed_by else f"exit code {run.exit_code}"
         tail = run.stderr.strip().splitlines()[-3:]
         detail = f"; stderr ends with: {' | '.join(tail)}" if tail else ""

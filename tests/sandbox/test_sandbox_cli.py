@@ -1,0 +1,105 @@
+"""``toolsmith sandbox run`` and ``describe`` through typer's CliRunner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from toolsmith.cli.sandbox import EXIT_PACKAGES, EXIT_USAGE, app
+from toolsmith.sandbox import bwrap
+
+
+@pytest.fixture
+def invoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("TOOLSMITH_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("TOOLSMITH_CONFIG", raising=False)
+    runner = CliRunner()
+
+    def call(*args: str) -> Result:
+        return runner.invoke(app, list(args))
+
+    return call
+
+
+@pytest.fixture
+def script(tmp_path: Path) -> Path:
+    path = tmp_path / "hello.py"
+    path.write_text("import sys\nprint('hello', 6 * 7)\nprint('to stderr', file=sys.stderr)\n")
+    return path
+
+
+def test_run_prints_the_program_output(invoke, script: Path) -> None:  # type: ignore[no-untyped-def]
+    result = invoke("run", str(script))
+    assert result.exit_code == 0, result.output
+    assert "hello 42" in result.stdout
+    assert "to stderr" in result.stderr and "[sandbox:" in result.stderr
+
+
+def test_run_json_is_one_line_with_the_structured_result(invoke, script: Path) -> None:  # type: ignore[no-untyped-def]
+    result = invoke("run", str(script), "--json", "--no-network", "--timeout", "5")
+    assert result.exit_code == 0
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == 1
+    data = json.loads(lines[0])
+    assert data["ok"] is True and data["stdout"] == "hello 42\n" and data["exit_code"] == 0
+    assert data["network"] is False and data["installed"] == []
+    assert {"stderr", "timed_out", "killed_by", "wall_s", "truncated", "backend"} <= set(data)
+    if bwrap.probe()[0]:
+        assert data["backend"] == "bwrap"
+
+
+def test_run_passes_the_program_exit_code(invoke, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    failing = tmp_path / "fail.py"
+    failing.write_text("raise SystemExit(7)\n")
+    assert invoke("run", str(failing)).exit_code == 7
+
+
+def test_run_timeout(invoke, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    slow = tmp_path / "slow.py"
+    slow.write_text("import time\ntime.sleep(30)\n")
+    result = invoke("run", str(slow), "--timeout", "0.5", "--json")
+    data = json.loads(result.stdout)
+    assert result.exit_code == 1 and data["killed_by"] == "timeout" and data["timed_out"] is True
+
+
+def test_missing_file_is_a_clear_error(invoke, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    result = invoke("run", str(tmp_path / "nope.py"))
+    assert result.exit_code == EXIT_USAGE
+    assert "does not exist" in result.stderr and "Traceback" not in result.output
+
+
+def test_refused_package_is_a_clear_error(invoke, script: Path) -> None:  # type: ignore[no-untyped-def]
+    result = invoke("run", str(script), "--pip=--index-url=http://127.0.0.1:9/", "--json")
+    assert result.exit_code == EXIT_PACKAGES
+    data = json.loads(result.stdout)
+    assert data["ok"] is False and data["error_type"] == "refused"
+    assert "installer options" in data["error"] and "Traceback" not in result.output
+
+
+@pytest.mark.network
+def test_typosquat_is_refused_with_a_suggestion(invoke, script: Path) -> None:  # type: ignore[no-untyped-def]
+    result = invoke("run", str(script), "--pip", "reqeusts", "--json")
+    assert result.exit_code == EXIT_PACKAGES
+    data = json.loads(result.stdout)
+    assert data["suggestion"] == "requests"
+
+
+@pytest.mark.network
+def test_run_with_pip_reports_pins(invoke, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    code = tmp_path / "use.py"
+    code.write_text("import humanize\nprint(humanize.intcomma(1000))\n")
+    result = invoke("run", str(code), "--pip", "humanize", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["stdout"] == "1,000\n"
+    assert [p["name"] for p in data["installed"]] == ["humanize"] and data["installed"][0]["sha256"]
+
+
+def test_describe_json(invoke) -> None:  # type: ignore[no-untyped-def]
+    result = invoke("describe", "--json")
+    assert result.exit_code == 0
+    report = json.loads(result.stdout)
+    assert report["backend"] in ("bwrap", "process") and "cgroups" in report
