@@ -1,0 +1,327 @@
+"""``toolsmith mcp`` end to end, through the MCP SDK's own client.
+
+The server runs as a real subprocess over a real library (tools stored after passing the
+real gate), once over stdio and once over streamable HTTP on loopback, and in both
+protocol eras the SDK speaks: the handshake era (``mode="legacy"``, what desktop
+clients use) and the 2026 era (``mode="auto"`` against this server), where change
+notifications ride a ``subscriptions/listen`` stream. The test process changes the
+library behind the server's back, as ``toolsmith tools`` would, and waits (with a
+deadline, never a fixed sleep) for the list-changed notification.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp")
+
+import mcp.types as types
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from toolsmith.config import Settings
+from toolsmith.gate import Gate
+from toolsmith.library import Provenance, Status, ToolLibrary, ToolSpec
+from toolsmith.mcp_server import LibraryTools, ListChangeWatcher
+from toolsmith.sandbox import Sandbox
+
+DAYS_CODE = '''\
+"""Days between two ISO dates, with Python's datetime."""
+from datetime import date
+
+
+def run(start: str, end: str) -> dict:
+    return {"start": start, "end": end, "days": (date.fromisoformat(end) - date.fromisoformat(start)).days}
+'''
+DAYS_PARAMS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "start": {"type": "string", "description": "First date, YYYY-MM-DD."},
+        "end": {"type": "string", "description": "Second date, YYYY-MM-DD."},
+    },
+    "required": ["start", "end"],
+}
+DIVIDE_CODE = '''\
+"""Divide two numbers."""
+
+
+def run(a: float, b: float) -> dict:
+    return {"quotient": a / b}
+'''
+DIVIDE_PARAMS: dict[str, Any] = {
+    "type": "object",
+    "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+    "required": ["a", "b"],
+}
+WAIT_S = 15.0  # generous deadline for a notification; the server polls every 0.5 s
+
+
+def days_spec(description: str = "Count the days between two ISO dates (end minus start).") -> ToolSpec:
+    return ToolSpec(name="days_between", description=description, parameters=DAYS_PARAMS, code=DAYS_CODE,
+                    test_args={"start": "2020-01-01", "end": "2020-03-01"}, keywords=("dates",))
+
+
+def divide_spec() -> ToolSpec:
+    return ToolSpec(name="divide", description="Divide a by b.", parameters=DIVIDE_PARAMS, code=DIVIDE_CODE,
+                    test_args={"a": 1, "b": 4})
+
+
+def store(library: ToolLibrary, settings: Settings, spec: ToolSpec, status: Status = Status.ACTIVE) -> None:
+    """Store ``spec`` the way create_tool does: only after the real gate passed it."""
+    report = Gate(Sandbox(settings)).check(spec)
+    assert report.ok, report.reason
+    spec = replace(spec, parameters=report.parameters or spec.parameters)
+    library.add(spec, provenance=Provenance(task="mcp test", origin="test"), gate=report.to_dict(), status=status)
+
+
+@pytest.fixture()
+def home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    settings = replace(Settings(home=home), network=False)
+    with ToolLibrary.open(settings) as library:
+        store(library, settings, days_spec())
+        store(library, settings, divide_spec())
+    return home
+
+
+def server_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("LLM_")}
+    env.update({"TOOLSMITH_HOME": str(home), "TOOLSMITH_NETWORK": "false"})
+    return env
+
+
+# --- watching for list-changed ---------------------------------------------------------
+
+
+class Changes:
+    """Counts ``notifications/tools/list_changed`` seen by the client's message handler."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.listen_events = 0
+        self._event = anyio.Event()
+
+    async def handler(self, message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self.count += 1
+            self._event.set()
+            self._event = anyio.Event()
+
+    async def after(self, seen: int) -> None:
+        """Wait until more than ``seen`` notifications arrived."""
+        with anyio.fail_after(WAIT_S):
+            while self.count <= seen:
+                await self._event.wait()
+
+
+@asynccontextmanager
+async def connected(target: Any, mode: str, changes: Changes) -> AsyncIterator[Client]:
+    """A client session; in the 2026 era it also opens the subscriptions/listen stream."""
+    async with Client(target, mode=mode, message_handler=changes.handler, read_timeout_seconds=60) as client:
+        if mode == "legacy":
+            yield client
+            return
+        async with anyio.create_task_group() as group:
+
+            async def listen(*, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+                async with client.listen(tools_list_changed=True) as subscription:
+                    task_status.started()
+                    async for _event in subscription:
+                        changes.listen_events += 1
+
+            await group.start(listen)
+            yield client
+            group.cancel_scope.cancel()
+
+
+@contextmanager
+def http_server(env: dict[str, str]) -> Iterator[str]:
+    """``toolsmith mcp --transport http --port 0`` as a subprocess; yields its URL."""
+    proc = subprocess.Popen([sys.executable, "-m", "toolsmith", "mcp", "--transport", "http", "--port", "0"],
+                            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    lines: list[str] = []
+    ready = threading.Event()
+
+    def drain() -> None:  # keeps the pipe from filling, and finds the URL line
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line)
+            if "http://" in line:
+                ready.set()
+        ready.set()
+
+    threading.Thread(target=drain, daemon=True).start()
+    try:
+        assert ready.wait(30), "server did not start"
+        match = re.search(r"at (http://127\.0\.0\.1:\d+/mcp)", "".join(lines))
+        assert match, "".join(lines)
+        yield match.group(1)
+        assert proc.poll() is None, "server died:\n" + "".join(lines)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+    assert "Traceback" not in "".join(lines), "".join(lines)
+
+
+# --- the scenario every transport and era runs ----------------------------------------
+
+
+def payload(result: types.CallToolResult) -> dict[str, Any]:
+    assert result.structured_content is not None
+    text = result.content[0]
+    assert isinstance(text, types.TextContent) and '"ok"' in text.text
+    return result.structured_content
+
+
+async def listed(client: Client) -> dict[str, types.Tool]:
+    return {tool.name: tool for tool in (await client.list_tools()).tools}
+
+
+async def exercise(client: Client, changes: Changes, library: ToolLibrary) -> None:
+    capabilities = client.server_capabilities.tools
+    assert capabilities is not None and capabilities.list_changed is True
+
+    # The active tools, with the schema the library stores.
+    tools = await listed(client)
+    assert set(tools) == {"days_between", "divide"}
+    stored = library.get("days_between")
+    assert tools["days_between"].input_schema == stored.spec.parameters
+    assert tools["days_between"].input_schema["required"] == ["start", "end"]
+    assert tools["days_between"].description == stored.spec.description
+
+    # A real call, run in the sandbox and recorded as the tool's health.
+    result = await client.call_tool("days_between", {"start": "2020-01-01", "end": "2020-03-01"})
+    assert result.is_error is False
+    data = payload(result)
+    assert data["result"]["days"] == 60 and data["source"] == "library tool days_between@1"
+    assert library.get("days_between").stats.calls == 1
+
+    # Bad arguments are MCP errors, refused before the tool runs; the server keeps serving.
+    missing = await client.call_tool("days_between", {"start": "2020-01-01"})
+    assert missing.is_error is True
+    assert payload(missing)["error_type"] == "bad_arguments" and "'end'" in payload(missing)["error"]
+    wrong_type = await client.call_tool("days_between", {"start": 20200101, "end": "2020-03-01"})
+    assert wrong_type.is_error is True and "type string" in payload(wrong_type)["error"]
+    unknown = await client.call_tool("no_such_tool", {})
+    assert unknown.is_error is True and payload(unknown)["error_type"] == "unknown_tool"
+    assert library.get("days_between").stats.calls == 1  # none of those counted against the tool
+    again = await client.call_tool("days_between", {"start": "2021-01-01", "end": "2021-12-31"})
+    assert again.is_error is False and payload(again)["result"]["days"] == 364
+
+    # A tool that fails at run time: an isError result with the error, recorded.
+    broken = await client.call_tool("days_between", {"start": "yesterday", "end": "2020-01-01"})
+    assert broken.is_error is True
+    assert payload(broken)["error_type"] == "exception" and "yesterday" in payload(broken)["error"]
+    stats = library.get("days_between").stats
+    assert (stats.calls, stats.failures, stats.consecutive_failures) == (3, 1, 1)
+
+    # Quarantined behind the server's back: it leaves tools/list, with a notification.
+    seen = changes.count
+    library.set_status("days_between", 1, Status.QUARANTINED, reason="flagged in review", actor="user:test")
+    await changes.after(seen)
+    assert set(await listed(client)) == {"divide"}
+    refused = await client.call_tool("days_between", {"start": "2020-01-01", "end": "2020-03-01"})
+    assert refused.is_error is True and payload(refused)["error_type"] == "not_active"
+    assert "quarantined" in payload(refused)["error"] and "flagged in review" in payload(refused)["error"]
+
+    # A new version stored for review, then approved: it appears, again with a notification.
+    library.add(days_spec("Days from start to end (ISO dates)."), provenance=Provenance(origin="test"),
+                gate={"passed": True}, status=Status.PENDING)
+    seen = changes.count
+    library.set_status("days_between", 2, Status.ACTIVE, reason="approved", actor="user:test")
+    await changes.after(seen)
+    tools = await listed(client)
+    assert set(tools) == {"days_between", "divide"}
+    assert tools["days_between"].description == "Days from start to end (ISO dates)."
+    assert (tools["days_between"].meta or {}).get("toolsmith/version") == 2
+    fresh = await client.call_tool("days_between", {"start": "2020-01-01", "end": "2020-03-01"})
+    assert payload(fresh)["result"]["days"] == 60 and payload(fresh)["version"] == 2
+
+
+async def repeat_failures_quarantine(client: Client, changes: Changes, library: ToolLibrary) -> None:
+    """Three failures in a row quarantine a tool, exactly as in the agent; clients are told."""
+    seen = changes.count
+    results = [await client.call_tool("divide", {"a": 1, "b": 0}) for _ in range(3)]
+    assert all(r.is_error for r in results)
+    assert "division by zero" in payload(results[0])["error"]
+    assert "quarantined" not in payload(results[1]) and payload(results[2])["quarantined"] is True
+    assert library.get("divide").status is Status.QUARANTINED
+    audit = library.audit_log("divide")[-1]
+    assert audit.details["to"] == "quarantined" and audit.actor.startswith("mcp")
+    await changes.after(seen)
+    assert "divide" not in await listed(client)
+
+
+# --- the tests --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_stdio(home: Path, mode: str) -> None:
+    params = StdioServerParameters(command=sys.executable, args=["-m", "toolsmith", "mcp"], env=server_env(home))
+    changes = Changes()
+
+    async def main() -> None:
+        with ToolLibrary(home / "library.db") as library:
+            async with connected(params, mode, changes) as client:
+                assert client.protocol_version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
+                await exercise(client, changes, library)
+                await repeat_failures_quarantine(client, changes, library)
+
+    anyio.run(main)
+    assert changes.count >= 3
+    if mode != "legacy":
+        assert changes.listen_events >= 3
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_streamable_http_on_loopback(home: Path, mode: str) -> None:
+    changes = Changes()
+    with http_server(server_env(home)) as url:
+
+        async def main() -> None:
+            with ToolLibrary(home / "library.db") as library:
+                async with connected(url, mode, changes) as client:
+                    await exercise(client, changes, library)
+                # A second client after the first left: the server is still serving.
+                async with connected(url, mode, Changes()) as client:
+                    result = await client.call_tool("divide", {"a": 1, "b": 4})
+                    assert payload(result)["result"] == {"quotient": 0.25}
+
+        anyio.run(main)
+    assert changes.count >= 2
+
+
+def test_watcher_notifies_only_when_the_served_set_changes(home: Path) -> None:
+    """Audit rows that leave the active set alone (a pending version) wake no client."""
+    settings = replace(Settings(home=home), network=False)
+
+    async def main() -> None:
+        with ToolLibrary(home / "library.db") as library:
+            watcher = ListChangeWatcher(LibraryTools(settings, library, Sandbox(settings)))
+            await watcher.prime()
+            assert await watcher.check() is False  # nothing happened
+            library.add(days_spec("A pending rewrite."), provenance=Provenance(origin="test"),
+                        gate={"passed": True}, status=Status.PENDING)
+            assert await watcher.check() is False and watcher.notifications_sent == 0
+            library.set_status("days_between", 2, Status.ACTIVE, reason="approved", actor="user:test")
+            assert await watcher.check() is True and watcher.notifications_sent == 1
+            assert await watcher.check() is False  # told once per change
+
+    anyio.run(main)
