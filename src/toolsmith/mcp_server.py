@@ -286,8 +286,12 @@ class ListChangeWatcher:
         return self.always or bool(self.connections) or self.bus.listeners > 0
 
     async def prime(self) -> None:
-        self._token = await anyio.to_thread.run_sync(self.tools.state_token)
-        self._active = await anyio.to_thread.run_sync(self.tools.active_set)
+        """Remember the current state, so the first poll reports only what changes after it."""
+        try:
+            self._token = await anyio.to_thread.run_sync(self.tools.state_token)
+            self._active = await anyio.to_thread.run_sync(self.tools.active_set)
+        except LibraryError as exc:  # the first successful poll takes over
+            log.warning("cannot read the library for changes: %s", exc)
 
     async def run(self) -> None:
         await self.prime()
@@ -401,6 +405,8 @@ def _actor(ctx: Context) -> str:
 
 def serve(settings: Settings, options: ServeOptions, *, solver: TaskSolver | None = None) -> None:
     """Serve the library until the client goes away (stdio) or the process is stopped (HTTP)."""
+    if options.transport not in ("stdio", "http"):
+        raise ConfigError(f"Unknown transport {options.transport!r}: use stdio or http.", setting="--transport")
     configure_logging()
     library = ToolLibrary.open(settings)
     try:
