@@ -63,31 +63,33 @@ class PlainRenderer:
         self.verbose = verbose
         self.quiet = quiet
         self.redactor = redactor or Redactor.from_environment()
+        self.tokens = 0  # running total for the current task
 
     def line(self, event: Event) -> str | None:
         if isinstance(event, TaskStarted):
+            self.tokens = 0
             return f"\n== task {event.task + 1}: {event.text}"
         if isinstance(event, StepStarted):
             return f"  step {event.step}" if self.verbose else None
         if isinstance(event, ModelUsage):
+            self.tokens += event.total_tokens
             return (f"    model {event.model}: {event.total_tokens} tokens, {event.wall_s:.2f}s"
                     if self.verbose else None)
         if isinstance(event, ModelRetry):
             return f"    model retry {event.attempt} in {event.delay_s:.1f}s: {event.reason}"
         if isinstance(event, ToolCalled):
-            origin = " [program]" if event.origin == "program" else ""
-            kind = " (library tool)" if event.library else ""
-            return f"  → {event.name}{kind}({short(event.arguments)}){origin}"
+            tags = (" [program]" if event.origin == "program" else "") + (" [library tool]" if event.library else "")
+            return f"  → {event.name}({short(event.arguments)}){tags}"
         if isinstance(event, ToolResult):
             mark = "ok" if event.ok else "FAILED"
-            return f"    ← {mark} in {event.wall_s:.2f}s: {event.summary}"
+            return f"    ← {mark} in {event.wall_s:.2f}s, {self.tokens:,} tokens so far: {event.summary}"
         if isinstance(event, GuardFired):
             return f"  ! guard {event.guard}: {short(event.message, 160)}"
         if isinstance(event, FinalAnswer):
             return f"  = answer ({event.status}): {event.text}"
         if isinstance(event, TaskFinished):
             return (f"  summary: {event.outcome}, {event.model_calls} model calls, {event.steps} steps, "
-                    f"{event.total_tokens} tokens{_cost(event.cost)}, {event.wall_s:.2f}s")
+                    f"{event.total_tokens:,} tokens{_cost(event.cost)}, {event.wall_s:.2f}s")
         return None
 
     def __call__(self, event: Event) -> None:
@@ -158,6 +160,7 @@ class JsonRenderer:
     def __init__(self, stream: TextIO | None = None, *, redactor: Redactor | None = None) -> None:
         self.stream = stream or sys.stdout
         self.redactor = redactor or Redactor.from_environment()
+        self.tokens = 0  # running total for the current task
 
     def __call__(self, event: Event) -> None:
         record = self.redactor.data(event.to_dict())
