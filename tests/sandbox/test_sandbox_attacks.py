@@ -23,6 +23,7 @@ from sandbox.helpers import CANARY, SMALL, LoopbackServer, leftovers, marker, pr
 from toolsmith.config import Settings
 from toolsmith.errors import PackageRefused
 from toolsmith.sandbox import CodeRun, Sandbox
+from toolsmith.sandbox import etc as etc_module
 from toolsmith.sandbox.bwrap import ENV_MOUNT
 from toolsmith.sandbox.cgroups import PIDS_SLACK, support
 
@@ -151,6 +152,25 @@ def test_library_db_and_data_dir_are_invisible(bwrap_sandbox: Sandbox, secrets_o
     assert CANARY not in everything(out)
     assert "FOUND" not in out.exec.stdout
     assert out.exec.stdout.count(" False") == 3
+
+
+def test_only_allowlisted_etc_entries_exist_inside(bwrap_sandbox: Sandbox) -> None:
+    out = run(bwrap_sandbox, """
+        import os
+        found = []
+        for root, dirs, files in os.walk('/etc'):
+            found += [os.path.relpath(os.path.join(root, n), '/etc') for n in dirs + files]
+        print('\\n'.join(found))
+        for name in ('shadow', 'gshadow', 'pip.conf', 'npmrc', 'machine-id', 'environment', 'gitconfig'):
+            print(name, os.path.exists('/etc/' + name))
+    """)
+    assert out.exec.ok, out.exec.stderr
+    allowed = set(etc_module.FILES) | set(etc_module.DIRS)
+    tops = {line.split(" ")[0] for line in out.exec.stdout.splitlines() if " " not in line}
+    top_level = {t for t in tops if not any(t.startswith(d + "/") for d in etc_module.DIRS)}
+    assert top_level <= allowed | {"ssl", "pki"}
+    for name in ("shadow", "gshadow", "pip.conf", "npmrc", "machine-id", "environment", "gitconfig"):
+        assert f"{name} False" in out.exec.stdout
 
 
 # --- the file system --------------------------------------------------------------------

@@ -15,6 +15,7 @@ from sandbox.helpers import CANARY, SMALL, leftovers, marker
 from toolsmith.config import Settings
 from toolsmith.errors import SandboxUnavailableError
 from toolsmith.sandbox import Sandbox, bwrap, cgroups, selection
+from toolsmith.sandbox import etc as etc_module
 from toolsmith.sandbox.backend import classify
 from toolsmith.sandbox.process import NOT_DEFENDED, ProcessBackend
 from toolsmith.sandbox.seccomp import DENIED, program
@@ -241,3 +242,24 @@ def test_ca_variables_pass_only_as_paths_visible_inside() -> None:
     assert "REQUESTS_CA_BUNDLE" not in env and CANARY not in json.dumps(env)
     assert env["HOME"] == bwrap.HOME_MOUNT
 
+
+
+def test_etc_snapshot_copies_only_the_allowlist_and_refreshes(tmp_path: Path) -> None:
+    source = tmp_path / "etc"
+    (source / "ssl" / "certs").mkdir(parents=True)
+    (source / "resolv.conf").write_text("nameserver 10.0.0.1\n")
+    (source / "pip.conf").write_text(f"[global]\ntoken = {CANARY}\n")
+    (source / "shadow").write_text(CANARY)
+    snap = etc_module.EtcSnapshot(source)
+    first = snap.directory()
+    assert sorted(p.name for p in first.iterdir()) == ["resolv.conf", "ssl"]
+    assert (first / "resolv.conf").read_text() == "nameserver 10.0.0.1\n"
+    args = snap.bind_args()
+    assert args[:3] == ["--ro-bind", str(first), "/etc"] and f"{source}/ssl/certs" in args
+    assert snap.directory() == first  # unchanged sources: same snapshot
+    (source / "resolv.conf").write_text("nameserver 10.0.0.22\n")
+    second = snap.directory()
+    assert second != first and not first.exists()
+    assert (second / "resolv.conf").read_text() == "nameserver 10.0.0.22\n"
+    snap.remove()
+    assert not second.exists()

@@ -16,6 +16,7 @@ import resource
 import selectors
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,6 +28,17 @@ from toolsmith.sandbox.limits import Limits
 from toolsmith.sandbox.result import ExecResult
 
 _EXIT_GRACE_S = 0.25
+
+
+def base_python() -> Path:
+    """The base interpreter, never a virtual environment's (whose prefix would need binding).
+
+    Package environments are created from it and runs without packages use it.
+    """
+    executable = getattr(sys, "_base_executable", "") or sys.executable
+    if sys.prefix != sys.base_prefix and executable.startswith(sys.prefix.rstrip("/") + "/"):
+        executable = os.path.realpath(executable)
+    return Path(executable)
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,11 @@
 
 Every run gets a new user, pid, ipc, uts, cgroup and (with the network off) network
 namespace, no capabilities, and a root file system built from an empty tmpfs with only
-what Python needs bound in read only: ``/usr`` and the library directories, a short list
-of ``/etc`` files (name resolution, certificates, time zone, users), the interpreter's
-own prefix and, at the neutral path :data:`ENV_MOUNT`, the package environment. The
-user's home, the project, the tool library and the toolsmith data directory are never
-mounted, so they do not exist inside.
+what Python needs bound in read only: ``/usr`` and the library directories, an
+allowlisted ``/etc`` (name resolution, certificates, time zone, users; see
+:mod:`toolsmith.sandbox.etc`), the interpreter's own prefix and, at the neutral path
+:data:`ENV_MOUNT`, the package environment. The user's home, the project, the tool
+library and the toolsmith data directory are never mounted, so they do not exist inside.
 
 The program works in ``/sandbox``, a size-capped tmpfs holding read-only binds of its
 input files; only the job's declared outputs (the harness's result file) are bound
@@ -32,8 +32,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from toolsmith.sandbox import seccomp
-from toolsmith.sandbox.backend import Job, chain, rlimit_preexec, supervise
+from toolsmith.sandbox import etc, seccomp
+from toolsmith.sandbox.backend import Job, base_python, chain, rlimit_preexec, supervise
 from toolsmith.sandbox.cgroups import RunCgroup
 from toolsmith.sandbox.limits import Limits
 from toolsmith.sandbox.process import python_argv
@@ -43,34 +43,6 @@ ENV_MOUNT = "/opt/toolsmith/env"
 WORK_MOUNT = "/sandbox"
 HOME_MOUNT = WORK_MOUNT + "/.home"
 _SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
-# Read-only, harmless, and needed for name resolution, TLS, time zones and user names.
-ETC_FILES = (
-    "resolv.conf",
-    "hosts",
-    "host.conf",
-    "nsswitch.conf",
-    "gai.conf",
-    "services",
-    "protocols",
-    "networks",
-    "passwd",
-    "group",
-    "localtime",
-    "timezone",
-    "ld.so.cache",
-    "ld.so.conf",
-    "ld.so.conf.d",
-    "ssl/certs",
-    "ssl/openssl.cnf",
-    "ca-certificates",
-    "pki/tls/certs",
-    "pki/ca-trust",
-    "crypto-policies",
-    "alternatives",
-    "mime.types",
-    "fonts",
-    "os-release",
-)
 # Certificate-bundle variables are paths, not secrets, and TLS behind a proxy needs them.
 _CA_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")
 _PROBE_TIMEOUT_S = 10.0
@@ -87,7 +59,7 @@ def find_bwrap() -> str | None:
 
 def interpreter_roots() -> list[str]:
     """Host directories the base interpreter needs (its prefix), outside ``/usr``."""
-    executable = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
+    executable = os.path.realpath(base_python())
     candidates = [sys.base_prefix, os.path.realpath(sys.base_prefix), str(Path(executable).parent.parent)]
     roots: list[str] = []
     for path in candidates:
@@ -97,11 +69,6 @@ def interpreter_roots() -> list[str]:
             continue
         roots.append(path)
     return roots
-
-
-def base_python() -> Path:
-    """The base interpreter (never a virtual environment's), used with no package env."""
-    return Path(getattr(sys, "_base_executable", sys.executable))
 
 
 def sandbox_env(*, env_bin: str | None, host: dict[str, str] | None = None) -> dict[str, str]:
@@ -120,20 +87,6 @@ def sandbox_env(*, env_bin: str | None, host: dict[str, str] | None = None) -> d
         if value.startswith(("/etc/ssl/", "/etc/pki/", "/etc/ca-certificates/", "/usr/")):
             env[name] = value
     return env
-
-
-def _etc_binds() -> list[str]:
-    args = ["--dir", "/etc"]
-    for name in ETC_FILES:
-        path = "/etc/" + name
-        if os.path.islink(path) and not os.path.isabs(os.readlink(path)):
-            target = os.path.normpath(os.path.join("/etc", os.path.dirname(name), os.readlink(path)))
-            if target.startswith("/usr/"):
-                args += ["--symlink", os.readlink(path), path]
-                continue
-        if os.path.exists(path):
-            args += ["--ro-bind", path, path]
-    return args
 
 
 def _system_binds() -> list[str]:
@@ -162,7 +115,7 @@ def base_args(limits: Limits, network: bool, env: dict[str, str]) -> list[str]:
     for key, value in env.items():
         args += ["--setenv", key, value]
     args += _system_binds()
-    args += _etc_binds()
+    args += etc.snapshot().bind_args()
     args += ["--proc", "/proc", "--dev", "/dev"]
     tmp_bytes = str(limits.tmp_size_mb * 1024 * 1024)
     args += ["--size", tmp_bytes, "--tmpfs", "/tmp", "--size", tmp_bytes, "--tmpfs", "/dev/shm"]

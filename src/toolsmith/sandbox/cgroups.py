@@ -204,12 +204,12 @@ class RunCgroup:
                 path.mkdir()
             except OSError:
                 continue
-            run.dirs[ctl.name] = (ctl.version, path)
             try:
                 _configure(ctl.name, ctl.version, path, limits)
             except OSError:
-                run.close()
-                raise
+                _remove(path)  # a limit that cannot be set is no limit: run without this group
+                continue
+            run.dirs[ctl.name] = (ctl.version, path)
         return run
 
     @property

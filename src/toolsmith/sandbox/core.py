@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from toolsmith.errors import PackageError
 from toolsmith.library.models import Requirement
-from toolsmith.sandbox.backend import Backend, Job
-from toolsmith.sandbox.bwrap import base_python
+from toolsmith.sandbox.backend import Backend, Job, base_python
 from toolsmith.sandbox.env import PackageEnv, SyncReport
 from toolsmith.sandbox.harness import OUTPUTS, SCRIPT, prepare_call, read_call_result
 from toolsmith.sandbox.result import ExecResult, ToolCallResult

@@ -41,6 +41,7 @@ from packaging.version import InvalidVersion, Version
 from toolsmith.errors import InstallError, PackageRefused
 from toolsmith.index import PackageIndex, normalize_name, resolve_index_url
 from toolsmith.library.models import Requirement
+from toolsmith.sandbox.backend import base_python
 from toolsmith.sandbox.packages import Request, check_requests, parse_request, parse_requests
 
 if TYPE_CHECKING:
@@ -57,10 +58,6 @@ _PASS_THROUGH = (
 def env_name() -> str:
     """One environment per interpreter version, so an upgrade never mixes ABIs."""
     return f"{sys.implementation.name}{sys.version_info.major}{sys.version_info.minor}"
-
-
-def base_interpreter() -> Path:
-    return Path(getattr(sys, "_base_executable", sys.executable))
 
 
 def find_uv() -> str | None:
@@ -180,10 +177,10 @@ class PackageEnv:
             shutil.rmtree(self.path)  # a half-made environment from an interrupted run
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if self._uv:
-            argv = [self._uv, "venv", "--no-config", "--quiet", "--python", str(base_interpreter()),
+            argv = [self._uv, "venv", "--no-config", "--quiet", "--python", str(base_python()),
                     "--cache-dir", str(self._cache("uv")), str(self.path)]
         else:
-            argv = [str(base_interpreter()), "-I", "-m", "venv", str(self.path)]
+            argv = [str(base_python()), "-I", "-m", "venv", str(self.path)]
         self._run(argv, what="Creating the package environment")
 
     def install(self, pip_install: Sequence[str] | str | None, *, check: bool = True) -> tuple[Requirement, ...]:
