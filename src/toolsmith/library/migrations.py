@@ -166,7 +166,22 @@ LATEST = MIGRATIONS[-1].number
 
 
 def identify(conn: sqlite3.Connection, path: Path) -> int:
-    """The schema number of an open file (0 for an empty database). Read-only."""
+    """The schema number of an open file (0 for an empty database). Read-only.
+
+    The header and the schema are read in one read transaction: read separately, another
+    process's first migration could commit in between, and a half-seen new library would
+    look like a foreign database.
+    """
+    if conn.in_transaction:
+        return _identify(conn, path)
+    conn.execute("BEGIN")
+    try:
+        return _identify(conn, path)
+    finally:
+        conn.execute("COMMIT")
+
+
+def _identify(conn: sqlite3.Connection, path: Path) -> int:
     app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
     tables = [
         str(r[0])
