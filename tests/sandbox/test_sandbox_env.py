@@ -231,3 +231,34 @@ def test_pip_fallback_creates_and_installs(settings: Settings) -> None:
                           capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "humanize"
     assert json.loads(json.dumps([p.to_dict() for p in pins]))[0]["sha256"] == pins[0].sha256
+
+
+@pytest.mark.bwrap
+def test_installer_runs_isolated_from_home_and_library(settings: Settings, tmp_path: Path) -> None:
+    from toolsmith.sandbox.backend import base_python
+    from toolsmith.sandbox.bwrap import probe
+
+    if not probe()[0]:
+        pytest.skip("bwrap unavailable")
+    secret = tmp_path / "home-secret.txt"
+    secret.write_text("sk-installer-canary")
+    settings.db_path.write_text("library")
+    env = PackageEnv(settings)
+    assert env.isolated
+    report = settings.cache_dir / "home" / "report.txt"
+    # Stand-in for a hostile build backend: it reports what it can reach.
+    code = (
+        "import os, pathlib\n"
+        f"seen = [os.path.exists({str(secret)!r}), os.path.exists({str(settings.db_path)!r}),"
+        f" 'OPENAI_API_KEY' in os.environ]\n"
+        "try:\n"
+        f"    open({str(settings.db_path)!r}, 'w').write('pwned'); seen.append('wrote-db')\n"
+        "except OSError:\n"
+        "    seen.append('db-refused')\n"
+        f"pathlib.Path({str(report)!r}).write_text(repr(seen))\n"
+    )
+    env._run([str(base_python()), "-I", "-S", "-c", code], what="probe")
+    # Nothing of the host is visible; a write to the library's path lands in the sandbox's
+    # own tmpfs (the mount points' parents), never on the host.
+    assert report.read_text().startswith("[False, False, False, ")
+    assert settings.db_path.read_text() == "library"

@@ -141,6 +141,32 @@ def work_args(job: Job) -> list[str]:
     return [*args, "--chdir", WORK_MOUNT]
 
 
+def installer_argv(
+    argv: Sequence[str], *, env: dict[str, str], writable: Sequence[Path], readable: Sequence[Path] = ()
+) -> tuple[list[str], list[int]]:
+    """bwrap around a package installer: network on, only its env and cache writable.
+
+    A source build (``packages.only_binary = false``) runs a package's own code; here it
+    sees neither the user's home nor the tool library, only the directories it fills.
+    Returns the full argv and the fds to pass.
+    """
+    args = [*namespace_args(True), "--clearenv"]
+    for key, value in env.items():
+        args += ["--setenv", key, value]
+    args += _system_binds() + etc.snapshot().bind_args()
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    for root in interpreter_roots():
+        args += ["--ro-bind", root, root]
+    for path in readable:
+        args += ["--ro-bind", str(path), str(path)]
+    for path in writable:
+        path.mkdir(parents=True, exist_ok=True)
+        args += ["--bind", str(path), str(path)]
+    args += ["--chdir", str(writable[0]) if writable else "/tmp"]
+    prefix, fds = launch_fds(args)
+    return [find_bwrap() or "bwrap", *prefix, "--", *argv], fds
+
+
 def job_argv(job: Job) -> tuple[list[str], list[str]]:
     """(bwrap arguments, command inside) for a job."""
     env_bin: str | None = None

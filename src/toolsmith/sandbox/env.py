@@ -5,8 +5,10 @@ filled by ``uv`` (``python -m venv`` plus pip only where uv is missing). Install
 wheels only unless ``packages.only_binary`` is false, always name the index explicitly
 (``--index-url`` from :func:`toolsmith.index.resolve_index_url`), ignore every installer
 config file, keep their cache in ``settings.cache_dir`` and run from a scrubbed
-environment, so no API key reaches a package's code. They never happen inside a run of
-model-written code; while such code runs, the environment is mounted read only.
+environment, so no API key reaches a package's code; where bwrap works they also run
+inside it, seeing only the environment and cache directories (a source build runs the
+package's own code). They never happen inside a run of model-written code; while such
+code runs, the environment is mounted read only.
 
 After an install the full dependency closure of what was asked for is read from the
 installed metadata (no code runs for that) and recorded as :class:`Requirement` pins:
@@ -41,6 +43,7 @@ from packaging.version import InvalidVersion, Version
 from toolsmith.errors import InstallError, PackageRefused
 from toolsmith.index import PackageIndex, normalize_name, resolve_index_url
 from toolsmith.library.models import Requirement
+from toolsmith.sandbox import bwrap
 from toolsmith.sandbox.backend import base_python
 from toolsmith.sandbox.packages import Request, check_requests, parse_request, parse_requests
 
@@ -114,6 +117,7 @@ class PackageEnv:
     index: PackageIndex | None = None
     name: str = field(default_factory=env_name)
     installer: str = "auto"  # auto | uv | pip
+    isolate: bool | None = None  # run installers under bwrap; None: wherever bwrap works
 
     def __post_init__(self) -> None:
         if self.installer not in ("auto", "uv", "pip"):
@@ -205,9 +209,11 @@ class PackageEnv:
         binary = ["--only-binary", ":all:"] if self.settings.only_binary else []
         hashes = ["--require-hashes"] if require_hashes else []
         if self._uv:
+            # Env and cache are separate mounts under bwrap, where hard links cannot cross.
+            link = ["--link-mode", "copy"] if self.isolated else []
             return [self._uv, "pip", "install", "--no-config", "--python", str(self.python), *index,
                     "--cache-dir", str(self._cache("uv")), "--no-progress", "--color", "never",
-                    *binary, *hashes, *requirements]
+                    *link, *binary, *hashes, *requirements]
         # --isolated drops pip's config and PIP_* variables; a custom CA bundle must stay.
         bundle = next((os.environ[v] for v in ("PIP_CERT", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE")
                        if os.environ.get(v)), None)
@@ -221,17 +227,34 @@ class PackageEnv:
         path.mkdir(parents=True, exist_ok=True)
         return path
 
+    @property
+    def isolated(self) -> bool:
+        """Whether installers run under bwrap (auto: wherever the bwrap backend works)."""
+        if self.isolate is None:
+            self.isolate = self.settings.sandbox_backend != "process" and bwrap.probe()[0]
+        return self.isolate
+
     def _run(self, argv: list[str], *, what: str) -> None:
         home = self._cache("home")
         env = scrubbed_env(home)
         env["PIP_CONFIG_FILE"] = os.devnull
+        fds: list[int] = []
+        if self.isolated:
+            readable = [Path(self._uv).parent] if self._uv else []
+            argv, fds = bwrap.installer_argv(
+                argv, env=env, writable=[home, self.settings.envs_dir, self.settings.cache_dir], readable=readable
+            )
+            env = {}
         try:
             done = subprocess.run(argv, env=env, cwd=home, stdin=subprocess.DEVNULL, capture_output=True,
-                                  timeout=INSTALL_TIMEOUT_S, check=False)
+                                  timeout=INSTALL_TIMEOUT_S, check=False, pass_fds=fds)
         except subprocess.TimeoutExpired as exc:
             raise InstallError(f"{what} did not finish within {INSTALL_TIMEOUT_S:.0f} s.") from exc
         except OSError as exc:
             raise InstallError(f"{what} failed: the installer could not start ({exc}).") from exc
+        finally:
+            for fd in fds:
+                os.close(fd)
         if done.returncode != 0:
             stderr = done.stderr.decode("utf-8", "replace")
             lines = [ln for ln in stderr.strip().splitlines() if ln.strip()][-6:]
@@ -331,7 +354,7 @@ class PackageEnv:
         lines = [self._hash_line(r, notes) if hashed else r.pin for r in wanted]
         if not hashed:
             notes.append("some pins have no recorded sha256, so the install is not hash-checked")
-        with self._locked(), tempfile.TemporaryDirectory(prefix="toolsmith-sync-") as tmp:
+        with self._locked(), tempfile.TemporaryDirectory(prefix="sync-", dir=self._cache("home")) as tmp:
             self._ensure()
             spec = Path(tmp) / "requirements.txt"
             spec.write_text("\n".join(lines) + "\n", encoding="utf-8")
