@@ -14,12 +14,15 @@ Sandbox errors carry the run's data (``exit_code``, ``stdout``, ``stderr``,
 
     ToolsmithError
     ├── ConfigError
-    │   └── MissingKeyError
+    │   ├── MissingKeyError
+    │   └── KeyFileError
     ├── LibraryError
     │   ├── CorruptLibraryError
     │   ├── ToolNotFoundError
     │   ├── ImmutableVersionError
+    │   ├── ReviewError
     │   └── BundleError
+    │       └── SignatureError
     ├── GateRefused
     ├── SearchBackendError
     ├── SandboxError
@@ -221,3 +224,27 @@ class ModelRetryExhausted(ModelError):
 
 class ModelResponseError(ModelError):
     """The endpoint answered with something that is not a usable chat completion."""
+
+
+# --- review and signed bundles (appended) ---------------------------------------------
+
+
+class ReviewError(LibraryError):
+    """A review decision does not fit the version's state (e.g. approving an active one)."""
+
+    def __init__(self, message: str, *, name: str, version: int | None = None) -> None:
+        super().__init__(message)
+        self.name = name
+        self.version = version
+
+
+class SignatureError(BundleError):
+    """A bundle's signature is missing, malformed, made by another key, or does not verify."""
+
+
+class KeyFileError(ConfigError):
+    """A signing or verification key file cannot be read, written or parsed."""
+
+    def __init__(self, message: str, *, path: Path, setting: str) -> None:
+        super().__init__(message, setting=setting)
+        self.path = path

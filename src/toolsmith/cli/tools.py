@@ -1,4 +1,7 @@
-"""The ``toolsmith tools`` commands: list, show, search, history, audit, rm, export, import.
+"""The ``toolsmith tools`` commands: list, show, search, history, audit, rm, export, import, keygen.
+
+The review, health and sync commands (review, approve, reject, quarantine, test, sync)
+are registered on the same app by :mod:`toolsmith.cli.review`, imported at the end.
 
 Every command takes ``--json`` for machine-readable output on stdout. Failures are one
 line on stderr (plus ``{"ok": false, "error": ...}`` on stdout with ``--json``) and an
@@ -22,7 +25,7 @@ from rich.text import Text
 
 from toolsmith.config import Settings
 from toolsmith.errors import ConfigError, CorruptLibraryError, ToolsmithError
-from toolsmith.library import Status, ToolLibrary, ToolVersion, user_actor
+from toolsmith.library import Status, ToolLibrary, ToolVersion, signing, user_actor
 from toolsmith.library.bundle import ImportReport, Validator, export_tools, import_tools
 
 EXIT_REFUSED = 1
@@ -105,14 +108,25 @@ def _short(text: str, limit: int = 80) -> str:
 
 def _tool_table(tools: list[ToolVersion], title: str) -> Table:
     table = Table(title=title, title_justify="left")
-    for column in ("tool", "version", "status", "calls", "description"):
-        table.add_column(column, no_wrap=column != "description")
+    # "why" is the status reason: what quarantined, rejected or removed a tool.
+    why = any(tool.status_reason for tool in tools)
+    for column in ("tool", "version", "status", *(("why",) if why else ()), "calls", "description"):
+        table.add_column(column, no_wrap=column in ("tool", "version", "status", "calls"))
     for tool in tools:
+        reason = (Text(_short(tool.status_reason or "", 60)),) if why else ()
         table.add_row(
-            Text(tool.name), str(tool.version), tool.status.value, str(tool.stats.calls),
+            Text(tool.name), str(tool.version), tool.status.value, *reason, str(tool.stats.calls),
             Text(_short(tool.spec.description)),
         )  # fmt: skip
     return table
+
+
+def _pending_note(library: ToolLibrary) -> str | None:
+    pending = library.with_status(Status.PENDING)
+    if not pending:
+        return None
+    refs = ", ".join(v.ref for v in pending[:5]) + (", ..." if len(pending) > 5 else "")
+    return f"{len(pending)} version(s) await review ({refs}): run `toolsmith tools review`."
 
 
 # --- commands ------------------------------------------------------------------------
@@ -123,15 +137,19 @@ def list_tools(
     include_retired: bool = typer.Option(False, "--all", help="Include removed (retired) tools."),
     as_json: bool = JsonOption,
 ) -> None:
-    """List the tools: each one's served version (or its newest)."""
+    """List the tools: each one's served version (or its newest), its status and why."""
     with _library(as_json) as library:
         tools = library.list_tools(include_retired=include_retired)
+        note = None if as_json else _pending_note(library)
     if as_json:
         _emit_json([t.to_dict(include_code=False) for t in tools])
-    elif not tools:
+        return
+    if not tools:
         typer.echo("The tool library is empty.")
     else:
         _console().print(_tool_table(tools, f"{len(tools)} tool(s)"))
+    if note:
+        typer.echo(note)
 
 
 @app.command("show")
@@ -243,12 +261,23 @@ def audit(
         typer.echo("The audit trail is empty.")
         return
     table = Table(title="audit trail", title_justify="left")
-    for column in ("at", "actor", "action", "tool", "reason"):
-        table.add_column(column)
+    for column in ("at", "actor", "action", "tool", "change", "reason"):
+        table.add_column(column, no_wrap=column in ("at", "action"), overflow="fold")
     for e in entries:
         tool = f"{e.name}@{e.version}" if e.version is not None else str(e.name or "")
-        table.add_row(e.at, Text(e.actor), e.action, Text(tool), Text(e.reason or ""))
+        table.add_row(e.at, Text(e.actor), e.action, Text(tool), Text(_change(e.details)), Text(e.reason or ""))
     _console().print(table)
+
+
+def _change(details: dict[str, Any]) -> str:
+    """What an audit entry changed, in a few words ("pending -> active", "as pending")."""
+    if "from" in details and "to" in details:
+        return f"{details['from']} -> {details['to']}"
+    if "status" in details:
+        return f"as {details['status']}"
+    if isinstance(details.get("versions"), dict):
+        return f"{len(details['versions'])} version(s) deleted"
+    return ""
 
 
 @app.command("rm")
@@ -275,32 +304,67 @@ def rm(
 def export(
     directory: Annotated[Path, typer.Argument(help="Folder to write the bundle into.")],
     names: Annotated[list[str] | None, typer.Argument(help="Tools to export (default: all).")] = None,
+    sign_key: Annotated[
+        Path | None,
+        typer.Option("--sign-key", metavar="KEY", help="Sign the manifest with this Ed25519 private key."),
+    ] = None,
     as_json: bool = JsonOption,
 ) -> None:
     """Export tools as human-readable folders (tool.py + tool.json) with a manifest."""
     with _library(as_json) as library:
-        folders = export_tools(library, directory, names or None)
+        key = signing.load_private_key(sign_key) if sign_key is not None else None
+        folders = export_tools(library, directory, names or None, sign_key=key)
+    signed = signing.fingerprint(key.public_key()) if key is not None else None
     if as_json:
-        _emit_json({"ok": True, "directory": str(directory), "tools": [f.name for f in folders]})
-    else:
-        typer.echo(f"Exported {len(folders)} tool(s) to {directory}.")
+        _emit_json({"ok": True, "directory": str(directory), "tools": [f.name for f in folders], "signed_by": signed})
+        return
+    typer.echo(f"Exported {len(folders)} tool(s) to {directory}.")
+    if signed:
+        typer.echo(f"Signed {signing.SIGNED_FILE} with key {signed}.")
+
+
+@app.command("keygen")
+def keygen(
+    path: Annotated[Path, typer.Argument(help="Where to write the private key; the public key goes to PATH.pub.")],
+    force: bool = typer.Option(False, "--force", help="Replace existing key files."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Create an Ed25519 key pair for signing bundles (private key file mode 0600)."""
+    try:
+        files = signing.generate_keypair(path, overwrite=force)
+    except ToolsmithError as exc:
+        _fail(str(exc), _exit_code(exc), as_json)
+    if as_json:
+        _emit_json({"ok": True, **files.to_dict()})
+        return
+    typer.echo(f"Private key: {files.private} (keep it secret; sign with --sign-key)")
+    typer.echo(f"Public key:  {files.public} (share it; verify with --verify-key)")
+    typer.echo(f"Fingerprint: {files.fingerprint}")
 
 
 @app.command("import")
 def import_(
     directory: Annotated[Path, typer.Argument(help="A bundle folder (or one tool's folder).")],
+    verify_key: Annotated[
+        Path | None,
+        typer.Option("--verify-key", metavar="PUB", help="Require a valid signature by this Ed25519 public key."),
+    ] = None,
     as_json: bool = JsonOption,
 ) -> None:
-    """Import tools from a bundle: hashes are verified and the gate runs again."""
+    """Import tools from a bundle: signature, then hashes are verified, then the gate runs again."""
     with _session(as_json) as (settings, library):
+        trusted = signing.load_public_key(verify_key) if verify_key is not None else None
         status = Status.PENDING if settings.review == "required" else Status.ACTIVE
         report = import_tools(
-            library, directory, validate=_gate_validator(settings), status=status, actor=user_actor()
-        )
+            library, directory, validate=_gate_validator(settings), status=status, actor=user_actor(),
+            trusted_key=trusted,
+        )  # fmt: skip
     if as_json:
         _emit_json(report.to_dict())
     else:
         _print_import(report)
+        if status is Status.PENDING and report.imported:
+            typer.echo(f"{len(report.imported)} imported tool(s) await review: run `toolsmith tools review`.")
     if not report.ok:
         refused = ", ".join(o.name for o in report.refused)
         typer.echo(f"error: {len(report.refused)} tool(s) refused: {refused}", err=True)
@@ -326,4 +390,10 @@ def _print_import(report: ImportReport) -> None:
     _console().print(table)
     counts = f"{len(report.imported)} imported, {len(report.unchanged)} unchanged"
     typer.echo(f"{counts}, {len(report.refused)} refused.")
+    typer.echo(f"Signature: {report.signature.describe()}.")
+
+
+# Registers review, approve, reject, quarantine, test and sync on ``app`` (kept in their
+# own module so this one stays small); it imports this module's plumbing.
+from toolsmith.cli import review as _review  # noqa: E402, F401
 

@@ -4,13 +4,17 @@ A bundle is a directory with one folder per tool and a ``manifest.json``::
 
     bundle/
       manifest.json            # every tool's name, version and hashes (sorted keys)
+      manifest.sig             # optional: Ed25519 signature of manifest.json (see signing.py)
+      signature.json           # optional: the signer's public key and fingerprint
       days_between/
         tool.py                # the code, byte for byte
         tool.json              # metadata, provenance, gate result, content hash
 
 Everything is human-readable so that a person can review a bundle before importing it.
-Importing trusts nothing: hashes are recomputed, the save-time gate runs again, and a
-tool that fails either is refused and never written.
+Importing trusts nothing, in this order: the manifest's signature is checked first (a
+bad one refuses the whole bundle before anything is read or written), then every tool's
+hashes against the manifest, then the save-time gate runs again; a tool that fails
+either of the last two is refused and never written.
 """
 
 from __future__ import annotations
@@ -21,11 +25,15 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from toolsmith.errors import BundleError, ToolNotFoundError
+from toolsmith.library import signing
 from toolsmith.library.models import Provenance, Requirement, Status, ToolSpec, ToolVersion
 from toolsmith.library.store import ToolLibrary
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 BUNDLE_FORMAT = "toolsmith-bundle"
 TOOL_FORMAT = "toolsmith-tool"
@@ -77,6 +85,7 @@ class ImportOutcome:
 @dataclass
 class ImportReport:
     outcomes: list[ImportOutcome] = field(default_factory=list)
+    signature: signing.SignatureCheck = field(default_factory=lambda: signing.SignatureCheck(signed=False))
 
     def _with(self, outcome: str) -> list[ImportOutcome]:
         return [o for o in self.outcomes if o.outcome == outcome]
@@ -103,6 +112,7 @@ class ImportReport:
             "imported": len(self.imported),
             "unchanged": len(self.unchanged),
             "refused": len(self.refused),
+            "signature": self.signature.to_dict(),
             "tools": [o.to_dict() for o in self.outcomes],
         }
 
@@ -111,9 +121,18 @@ class ImportReport:
 
 
 def export_tools(
-    library: ToolLibrary, directory: Path, names: Iterable[str] | None = None
+    library: ToolLibrary,
+    directory: Path,
+    names: Iterable[str] | None = None,
+    *,
+    sign_key: Ed25519PrivateKey | None = None,
 ) -> list[Path]:
-    """Write one folder per tool (its served version, else its newest) and a manifest."""
+    """Write one folder per tool (its served version, else its newest) and a manifest.
+
+    With ``sign_key`` the manifest is signed (``manifest.sig`` and ``signature.json``);
+    without it, a signature left from an earlier export into the same folder is removed,
+    since it would no longer match.
+    """
     directory = Path(directory)
     wanted = None if names is None else list(dict.fromkeys(names))
     tools = library.list_tools() if wanted is None else [library.get(n) for n in wanted]
@@ -125,7 +144,13 @@ def export_tools(
             "format_version": FORMAT_VERSION,
             "tools": sorted(entries, key=lambda e: str(e["name"])),
         }
-        _write_atomic(directory / MANIFEST, _json_bytes(manifest))
+        manifest_bytes = _json_bytes(manifest)
+        for stale in (signing.SIGNATURE_FILE, signing.SIGNATURE_META):
+            (directory / stale).unlink(missing_ok=True)
+        _write_atomic(directory / MANIFEST, manifest_bytes)
+        if sign_key is not None:
+            for name, data in signing.signature_files(manifest_bytes, sign_key).items():
+                _write_atomic(directory / name, data)
     except OSError as exc:
         raise BundleError(f"Cannot write the bundle in {directory}: {exc}", path=directory) from exc
     return [directory / tool.name for tool in tools]
@@ -185,6 +210,7 @@ def _write_atomic(path: Path, data: bytes) -> None:
 class _Folder:
     path: Path
     meta: dict[str, Any]
+    meta_bytes: bytes
     code_bytes: bytes
     spec: ToolSpec
 
@@ -196,16 +222,23 @@ def import_tools(
     validate: Validator,
     status: Status = Status.ACTIVE,
     actor: str,
+    trusted_key: Ed25519PublicKey | None = None,
 ) -> ImportReport:
     """Import every tool folder of a bundle (or one tool folder) through ``validate``.
 
+    The manifest's signature is checked first: with ``trusted_key`` the bundle must be
+    signed by that key, without it an unsigned bundle is accepted but a signature that
+    does not verify is not (:class:`~toolsmith.errors.SignatureError`, nothing written).
     Malformed folders raise :class:`BundleError` before anything is written; tampered
     tools and tools the gate refuses are reported as refused and never stored.
     """
     directory = Path(directory)
-    manifest = _read_manifest(directory)
+    # The manifest is read once: the bytes whose signature is checked are the bytes used.
+    raw_manifest = _read_bytes(directory / MANIFEST) if (directory / MANIFEST).exists() else None
+    signature = signing.verify_manifest(directory, raw_manifest, trusted_key)
+    manifest = None if raw_manifest is None else _parse_manifest(directory / MANIFEST, raw_manifest)
     folders = [_read_folder(path) for path in _tool_folders(directory, manifest)]
-    report = ImportReport()
+    report = ImportReport(signature=signature)
     for folder in folders:
         report.outcomes.append(_import_one(library, folder, manifest, validate, status, actor))
     if manifest is not None:
@@ -228,11 +261,8 @@ def _tool_folders(directory: Path, manifest: dict[str, dict[str, Any]] | None) -
     return folders
 
 
-def _read_manifest(directory: Path) -> dict[str, dict[str, Any]] | None:
-    path = directory / MANIFEST
-    if not path.exists():
-        return None
-    data = _load_json(path)
+def _parse_manifest(path: Path, raw: bytes) -> dict[str, dict[str, Any]]:
+    data = _parse_json(path, raw)
     tools = data.get("tools")
     if data.get("format") != BUNDLE_FORMAT or not isinstance(tools, list):
         raise BundleError(f"{path} is not a toolsmith bundle manifest.", path=path)
@@ -245,7 +275,8 @@ def _read_manifest(directory: Path) -> dict[str, dict[str, Any]] | None:
 
 
 def _read_folder(folder: Path) -> _Folder:
-    meta = _load_json(folder / TOOL_JSON)
+    meta_bytes = _read_bytes(folder / TOOL_JSON)
+    meta = _parse_json(folder / TOOL_JSON, meta_bytes)
     code_path = folder / TOOL_PY
     code_bytes = _read_bytes(code_path)
     try:
@@ -268,7 +299,7 @@ def _read_folder(folder: Path) -> _Folder:
             raise ValueError("'provenance' must be an object")
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise BundleError(f"{folder / TOOL_JSON} is malformed: {exc}", path=folder) from exc
-    return _Folder(path=folder, meta=meta, code_bytes=code_bytes, spec=spec)
+    return _Folder(path=folder, meta=meta, meta_bytes=meta_bytes, code_bytes=code_bytes, spec=spec)
 
 
 def _field(meta: dict[str, Any], key: str, kind: type) -> Any:
@@ -293,8 +324,7 @@ def _read_bytes(path: Path) -> bytes:
         raise BundleError(f"Cannot read {path}: {exc.strerror}", path=path) from exc
 
 
-def _load_json(path: Path) -> dict[str, Any]:
-    raw = _read_bytes(path)
+def _parse_json(path: Path, raw: bytes) -> dict[str, Any]:
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -319,6 +349,10 @@ def _tampering(folder: _Folder, manifest: dict[str, dict[str, Any]] | None) -> s
             return f"not listed in {MANIFEST}"
         if entry.get("hash") != meta["hash"] or entry.get("tool_py_sha256") != meta["tool_py_sha256"]:
             return f"hashes differ from {MANIFEST}"
+        # tool.json also carries what the content hash leaves out (provenance, gate result).
+        recorded = entry.get("tool_json_sha256")
+        if recorded is not None and recorded != _sha256(folder.meta_bytes):
+            return f"tool.json does not match the sha256 in {MANIFEST} (provenance or metadata modified after export)"
     return None
 
 

@@ -270,6 +270,14 @@ class ToolLibrary:
             ).fetchall()
             return [to_audit(r) for r in rows]
 
+    def with_status(self, *statuses: Status) -> list[ToolVersion]:
+        """Every version (of any tool) in one of ``statuses``, oldest first."""
+        wanted = [_as_status(s).value for s in statuses]
+        if not wanted:
+            return []
+        marks = ", ".join("?" * len(wanted))
+        return self._versions(f"{_SELECT} WHERE v.status IN ({marks}) ORDER BY v.id", tuple(wanted))
+
     def find_by_code_hash(self, code_hash: str) -> list[ToolVersion]:
         """Served active versions whose code is exactly the code with this SHA-256."""
         return self._versions(
@@ -294,13 +302,16 @@ class ToolLibrary:
     # --- changing status, removing ---------------------------------------------------
 
     def set_status(
-        self, name: str, version: int, status: Status, *, reason: str, actor: str
+        self, name: str, version: int, status: Status, *, reason: str, actor: str, action: str = "status"
     ) -> ToolVersion:
-        """Change one version's status (activating it retires the served version)."""
+        """Change one version's status (activating it retires the served version).
+
+        ``action`` names the change in the audit trail (``approve``, ``reject``, ...).
+        """
         status = _as_status(status)
         with self._write() as conn:
             row = _version_row(conn, name, version)
-            _change_status(conn, row, status, reason, actor)
+            _change_status(conn, row, status, reason, actor, action=action)
             return _fetch(conn, name, version)
 
     def retire(self, name: str, *, reason: str, actor: str) -> None:
