@@ -261,11 +261,14 @@ def audit(
         typer.echo("The audit trail is empty.")
         return
     table = Table(title="audit trail", title_justify="left")
-    for column in ("at", "actor", "action", "tool", "change", "reason"):
-        table.add_column(column, no_wrap=column in ("at", "action"), overflow="fold")
+    for column in ("at (UTC)", "actor", "action", "tool", "reason"):
+        table.add_column(column, overflow="fold")
     for e in entries:
         tool = f"{e.name}@{e.version}" if e.version is not None else str(e.name or "")
-        table.add_row(e.at, Text(e.actor), e.action, Text(tool), Text(_change(e.details)), Text(e.reason or ""))
+        change = _change(e.details)
+        at = e.at[:19].replace("T", " ")  # full precision is in --json
+        table.add_row(at, Text(e.actor), Text(e.action + (f"\n{change}" if change else "")), Text(tool),
+                      Text(e.reason or ""))
     _console().print(table)
 
 
