@@ -263,3 +263,24 @@ def test_etc_snapshot_copies_only_the_allowlist_and_refreshes(tmp_path: Path) ->
     assert (second / "resolv.conf").read_text() == "nameserver 10.0.0.22\n"
     snap.remove()
     assert not second.exists()
+
+
+@pytest.mark.bwrap
+def test_a_sandbox_that_cannot_be_built_is_a_sandbox_error(tmp_path: Path) -> None:
+    from toolsmith.errors import SandboxError
+    from toolsmith.sandbox.backend import Job, base_python
+
+    if not bwrap.probe()[0]:
+        pytest.skip("bwrap unavailable")
+    (tmp_path / "main.py").write_text("print(1)\n")
+    job = Job(workdir=tmp_path, script="main.py", python=base_python(), env_prefix=tmp_path / "missing-env",
+              limits=SMALL)
+    with pytest.raises(SandboxError) as caught:
+        bwrap.BwrapBackend().execute(job)
+    assert caught.value.code == "setup" and "bwrap:" in caught.value.stderr
+
+
+@pytest.mark.bwrap
+def test_program_output_that_mimics_bwrap_is_just_output(bwrap_sandbox: Sandbox) -> None:
+    out = bwrap_sandbox.run_code("import sys\nsys.stderr.write('bwrap: fake failure\\n')\nraise SystemExit(1)\n")
+    assert out.exec.exit_code == 1 and out.exec.stderr.startswith("bwrap: fake")

@@ -32,6 +32,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from toolsmith.errors import SandboxError
 from toolsmith.sandbox import etc, seccomp
 from toolsmith.sandbox.backend import Job, base_python, chain, rlimit_preexec, supervise
 from toolsmith.sandbox.cgroups import RunCgroup
@@ -219,11 +220,13 @@ class BwrapBackend:
         self.bwrap = found
 
     def execute(self, job: Job) -> ExecResult:
+        """Run the job. Raises :class:`SandboxError` when bwrap could not build the sandbox."""
         args, command = job_argv(job)
-        prefix, fds = launch_fds(args)
+        status = os.memfd_create("bwrap-status", 0)
+        prefix, fds = launch_fds([*args, "--json-status-fd", str(status)])
         try:
             cgroup = RunCgroup.create(job.limits)
-            return supervise(
+            result = supervise(
                 [self.bwrap, *prefix, "--", *command],
                 env={},
                 cwd=job.workdir,
@@ -231,13 +234,30 @@ class BwrapBackend:
                 backend=self.name,
                 network=job.network,
                 preexec=chain(cgroup.joiner(), rlimit_preexec(job.limits)),
-                pass_fds=fds,
+                pass_fds=[*fds, status],
                 cgroup=cgroup,
                 signal_exit_offset=True,
             )
+            reported_exit = _read_status(status)
         finally:
-            for fd in fds:
+            for fd in [*fds, status]:
                 os.close(fd)
+        if not reported_exit and not result.timed_out and result.killed_by != "memory" \
+                and result.stderr.startswith("bwrap: "):
+            raise SandboxError(
+                f"The sandbox could not be set up: {result.stderr.strip().splitlines()[0]}",
+                code="setup", exit_code=result.exit_code, stdout=result.stdout, stderr=result.stderr,
+            )
+        return result
+
+
+def _read_status(fd: int) -> bool:
+    """Whether bwrap's JSON status stream reports that the sandboxed command exited."""
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks = []
+    while chunk := os.read(fd, 65536):
+        chunks.append(chunk)
+    return b'"exit-code"' in b"".join(chunks)
 
 
 def probe(bwrap: str | None = None, *, refresh: bool = False) -> tuple[bool, str]:

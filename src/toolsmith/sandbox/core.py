@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from toolsmith.errors import PackageError
+from toolsmith.errors import PackageError, SandboxError
 from toolsmith.library.models import Requirement
 from toolsmith.sandbox.backend import Backend, Job, base_python
 from toolsmith.sandbox.env import PackageEnv, SyncReport
@@ -96,7 +96,8 @@ class Sandbox:
 
         Raises :class:`~toolsmith.errors.PackageRefused` or
         :class:`~toolsmith.errors.InstallError` before anything runs when an install is
-        refused or fails.
+        refused or fails, and :class:`~toolsmith.errors.SandboxError` (``code="setup"``)
+        when the sandbox itself could not be built (a machine problem, not the code's).
         """
         backend = self.backend
         installed = self.env.install(pip_install) if pip_install else ()
@@ -117,7 +118,8 @@ class Sandbox:
         """Call ``run(**args)`` of a tool's code and decode what it returned.
 
         Missing ``requirements`` are synced into the environment first; a sync that is
-        refused or fails comes back as a failed result with ``error_type="install"``.
+        refused or fails comes back as a failed result with ``error_type="install"``, a
+        sandbox that cannot be built as one with ``error_type="sandbox"``.
         """
         backend = self.backend
         synced: tuple[dict[str, Any], ...] = ()
@@ -130,7 +132,10 @@ class Sandbox:
             synced = tuple(r.to_dict() for r in report.installed)
         with _WorkDir() as workdir:
             prepare_call(workdir, code, args)
-            result = backend.execute(self._job(workdir, SCRIPT, network, timeout_s, outputs=OUTPUTS))
+            try:
+                result = backend.execute(self._job(workdir, SCRIPT, network, timeout_s, outputs=OUTPUTS))
+            except SandboxError as exc:
+                return ToolCallResult(ok=False, error=str(exc), error_type="sandbox")
             outcome = read_call_result(workdir, result)
         return replace(outcome, installed=synced) if synced else outcome
 
