@@ -40,6 +40,8 @@ from toolsmith.library import Status, ToolLibrary, ToolVersion, user_actor
 from toolsmith.sandbox import Sandbox
 
 ReasonOption = typer.Option(None, "--reason", help="Why (kept in the audit trail); a default is recorded otherwise.")
+# typer >= 0.20 raises its own Abort at the end of input; older releases raise click's.
+_ABORT = (typer.Abort, click.exceptions.Abort)
 _CHOICES = {"a": "approve", "approve": "approve", "r": "reject", "reject": "reject",
             "s": "skip", "skip": "skip", "q": "quit", "quit": "quit"}
 
@@ -135,7 +137,7 @@ def _ask() -> str:
     while True:
         try:
             answer = typer.prompt("[a]pprove, [r]eject, [s]kip, [q]uit", default="s", show_default=True)
-        except click.exceptions.Abort:  # end of input: stop without deciding
+        except _ABORT:  # end of input: stop without deciding
             typer.echo("")
             return "quit"
         choice = _CHOICES.get(str(answer).strip().lower())
@@ -147,7 +149,7 @@ def _ask() -> str:
 def _ask_reason() -> str:
     try:
         return str(typer.prompt("Reason", default=rv.DEFAULT_REASONS[rv.REJECT]))
-    except click.exceptions.Abort:
+    except _ABORT:
         return rv.DEFAULT_REASONS[rv.REJECT]
 
 
