@@ -259,10 +259,10 @@ def test_etc_snapshot_copies_only_the_allowlist_and_refreshes(tmp_path: Path) ->
     assert snap.directory() == first  # unchanged sources: same snapshot
     (source / "resolv.conf").write_text("nameserver 10.0.0.22\n")
     second = snap.directory()
-    assert second != first and not first.exists()
+    assert second != first and first.exists()  # kept for runs that may still bind it
     assert (second / "resolv.conf").read_text() == "nameserver 10.0.0.22\n"
     snap.remove()
-    assert not second.exists()
+    assert not second.exists() and not first.exists()
 
 
 @pytest.mark.bwrap
@@ -284,3 +284,17 @@ def test_a_sandbox_that_cannot_be_built_is_a_sandbox_error(tmp_path: Path) -> No
 def test_program_output_that_mimics_bwrap_is_just_output(bwrap_sandbox: Sandbox) -> None:
     out = bwrap_sandbox.run_code("import sys\nsys.stderr.write('bwrap: fake failure\\n')\nraise SystemExit(1)\n")
     assert out.exec.exit_code == 1 and out.exec.stderr.startswith("bwrap: fake")
+
+
+@pytest.mark.parametrize("backend_fixture", ["process_sandbox", "bwrap_sandbox"])
+def test_rlimits_inside(backend_fixture: str, request: pytest.FixtureRequest) -> None:
+    sandbox: Sandbox = request.getfixturevalue(backend_fixture)
+    out = sandbox.run_code(
+        "import resource as r\n"
+        "print([r.getrlimit(x) for x in (r.RLIMIT_AS, r.RLIMIT_CPU, r.RLIMIT_FSIZE, r.RLIMIT_NOFILE, r.RLIMIT_CORE)])\n"
+    )
+    mb = 1024 * 1024
+    assert json.loads(out.exec.stdout.replace("(", "[").replace(")", "]")) == [
+        [SMALL.memory_mb * mb] * 2, [SMALL.cpu_s, SMALL.cpu_s + 1], [SMALL.file_size_mb * mb] * 2,
+        [SMALL.open_files] * 2, [0, 0],
+    ]

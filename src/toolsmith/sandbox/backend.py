@@ -100,27 +100,52 @@ class _CappedBuffer:
         return head + tail
 
 
-def rlimit_preexec(limits: Limits) -> Callable[[], None]:
+def rlimit_preexec(limits: Limits, *, pids_cgroup: bool = False) -> Callable[[], None]:
     """A pre-exec hook applying the limits as rlimits (inherited by every descendant).
 
     The CPU hard limit sits one second above the soft one, so the kernel first sends
-    SIGXCPU (reported as ``cpu``) and only then SIGKILL.
+    SIGXCPU (reported as ``cpu``) and only then SIGKILL. Values never exceed a hard
+    limit the process already has. ``RLIMIT_NPROC`` counts *all* processes of the real
+    user, so with a pids cgroup doing that job it is left alone, and without one it
+    allows ``max_procs`` on top of what the user already runs.
     """
     mb = 1024 * 1024
     pairs = [
         (resource.RLIMIT_AS, limits.memory_mb * mb, limits.memory_mb * mb),
         (resource.RLIMIT_CPU, limits.cpu_s, limits.cpu_s + 1),
-        (resource.RLIMIT_NPROC, limits.max_procs, limits.max_procs),
         (resource.RLIMIT_FSIZE, limits.file_size_mb * mb, limits.file_size_mb * mb),
         (resource.RLIMIT_NOFILE, limits.open_files, limits.open_files),
         (resource.RLIMIT_CORE, 0, 0),
     ]
+    if not pids_cgroup:
+        allowed = limits.max_procs + (_user_tasks() if os.getuid() != 0 else 0)
+        pairs.append((resource.RLIMIT_NPROC, allowed, allowed))
+    clamped = []
+    for which, soft, hard in pairs:
+        current = resource.getrlimit(which)[1]
+        if current != resource.RLIM_INFINITY:
+            soft, hard = min(soft, current), min(hard, current)
+        clamped.append((which, soft, hard))
 
     def apply() -> None:
-        for which, soft, hard in pairs:
+        for which, soft, hard in clamped:
             resource.setrlimit(which, (soft, hard))
 
     return apply
+
+
+def _user_tasks() -> int:
+    """How many tasks (threads) the real user runs now, which RLIMIT_NPROC counts."""
+    uid, total = str(os.getuid()), 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            fields = dict(line.split(":", 1) for line in Path(entry.path, "status").read_text().splitlines()
+                          if ":" in line)
+            if fields.get("Uid", "").split()[:1] == [uid]:
+                total += int(fields.get("Threads", "1").strip() or 1)
+    return total
 
 
 def chain(*hooks: Callable[[], None] | None) -> Callable[[], None]:

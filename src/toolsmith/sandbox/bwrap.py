@@ -233,7 +233,7 @@ class BwrapBackend:
                 limits=job.limits,
                 backend=self.name,
                 network=job.network,
-                preexec=chain(cgroup.joiner(), rlimit_preexec(job.limits)),
+                preexec=chain(cgroup.joiner(), rlimit_preexec(job.limits, pids_cgroup="pids" in cgroup.active)),
                 pass_fds=[*fds, status],
                 cgroup=cgroup,
                 signal_exit_offset=True,

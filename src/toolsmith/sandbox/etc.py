@@ -16,6 +16,7 @@ import contextlib
 import os
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 
 # Copied into the snapshot (symlinks are followed, so /etc/localtime brings its zone).
@@ -59,6 +60,10 @@ class EtcSnapshot:
         self.source = source
         self.path: Path | None = None
         self._stamp: tuple[tuple[str, int, int], ...] | None = None
+        # Older snapshots may still be in use by a run starting in another thread, so
+        # they are only removed with the process.
+        self._retired: list[Path] = []
+        self._lock = threading.Lock()
 
     def _current_stamp(self) -> tuple[tuple[str, int, int], ...]:
         stamp = []
@@ -73,11 +78,12 @@ class EtcSnapshot:
     def directory(self) -> Path:
         """The snapshot directory, rebuilt first if any source file changed."""
         stamp = self._current_stamp()
-        if self.path is None or stamp != self._stamp or not self.path.is_dir():
-            self._rebuild()
-            self._stamp = stamp
-        assert self.path is not None
-        return self.path
+        with self._lock:
+            if self.path is None or stamp != self._stamp or not self.path.is_dir():
+                self._rebuild()
+                self._stamp = stamp
+            assert self.path is not None
+            return self.path
 
     def _rebuild(self) -> None:
         fresh = Path(tempfile.mkdtemp(prefix="toolsmith-etc-"))
@@ -93,9 +99,9 @@ class EtcSnapshot:
         for name in DIRS:
             if (self.source / name).is_dir():
                 (fresh / name).mkdir(parents=True, exist_ok=True)
-        old, self.path = self.path, fresh
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        if self.path is not None:
+            self._retired.append(self.path)
+        self.path = fresh
 
     def bind_args(self) -> list[str]:
         """bwrap arguments mounting the snapshot at ``/etc`` plus the directory binds."""
@@ -107,9 +113,10 @@ class EtcSnapshot:
         return args
 
     def remove(self) -> None:
-        if self.path is not None:
-            shutil.rmtree(self.path, ignore_errors=True)
-            self.path = None
+        for old in [*self._retired, *([self.path] if self.path else [])]:
+            shutil.rmtree(old, ignore_errors=True)
+        self._retired.clear()
+        self.path = None
 
 
 _snapshot: EtcSnapshot | None = None

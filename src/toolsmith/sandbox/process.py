@@ -53,6 +53,6 @@ class ProcessBackend:
             limits=job.limits,
             backend=self.name,
             network=True,
-            preexec=chain(cgroup.joiner(), rlimit_preexec(job.limits)),
+            preexec=chain(cgroup.joiner(), rlimit_preexec(job.limits, pids_cgroup="pids" in cgroup.active)),
             cgroup=cgroup,
         )
