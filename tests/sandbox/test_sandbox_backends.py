@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import signal
 import struct
 from dataclasses import replace
@@ -298,3 +299,17 @@ def test_rlimits_inside(backend_fixture: str, request: pytest.FixtureRequest) ->
         [SMALL.memory_mb * mb] * 2, [SMALL.cpu_s, SMALL.cpu_s + 1], [SMALL.file_size_mb * mb] * 2,
         [SMALL.open_files] * 2, [0, 0],
     ]
+
+
+def test_runs_degrade_gracefully_without_cgroups(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cgroups, "_support", {
+        "pids": cgroups.Controller("pids", reason="cgroup v1 pids at /sys/fs/cgroup/pids is not writable"),
+        "memory": cgroups.Controller("memory", reason="no memory cgroup controller is mounted"),
+    })
+    backend = bwrap.BwrapBackend() if bwrap.probe()[0] else ProcessBackend()
+    out = Sandbox(settings, backend=backend).run_code("print('still runs')")
+    assert out.exec.ok and out.exec.stdout == "still runs\n"
+    report = selection.describe(settings)
+    assert report["cgroups"]["pids"] == {"available": False, "version": None, "parent": None,
+                                         "reason": "cgroup v1 pids at /sys/fs/cgroup/pids is not writable"}
+    assert report["fork_bomb_contained"] is (os.getuid() != 0)
