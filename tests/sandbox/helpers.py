@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 import socket
+import textwrap
 import threading
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
-from toolsmith.sandbox import Limits
+from toolsmith.sandbox import CodeRun, Limits, Sandbox
 
 CANARY = "sk-canary-" + uuid.uuid4().hex
 SMALL = Limits(
@@ -103,3 +107,21 @@ class LoopbackServer:
         self._stop.set()
         self._thread.join(timeout=2)
         self.sock.close()
+
+
+def run(sandbox: Sandbox, code: str, **kwargs: Any) -> CodeRun:
+    """``run_code`` with the script dedented, as the attack cases write it inline."""
+    return sandbox.run_code(textwrap.dedent(code), **kwargs)
+
+
+def everything(outcome: CodeRun) -> str:
+    """All text a run handed back: where a leaked secret would show up."""
+    return outcome.exec.stdout + outcome.exec.stderr + json.dumps(outcome.to_dict())
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def tree_state(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): digest(p) for p in sorted(root.rglob("*")) if p.is_file()}
