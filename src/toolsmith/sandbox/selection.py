@@ -89,6 +89,13 @@ def describe(settings: Settings) -> dict[str, Any]:
         "error": error,
         "bwrap": {"path": bwrap.find_bwrap(), "version": bwrap.version(), "usable": usable, "reason": why},
         "cgroups": {name: ctl.to_dict() for name, ctl in controllers.items()},
+        # One-line summary of the above, for a doctor row.
+        "cgroup": {
+            "available": controllers["pids"].usable,
+            "detail": "; ".join(
+                f"{n}: v{c.version}" if c.usable else f"{n}: unavailable ({c.reason})" for n, c in controllers.items()
+            ),
+        },
         "network_default": settings.network,
         "limits": asdict(settings.limits),
         "not_defended": list(NOT_DEFENDED) if active != "bwrap" else [],
