@@ -26,7 +26,7 @@ from rich.text import Text
 from toolsmith.config import Settings
 from toolsmith.errors import ConfigError, CorruptLibraryError, ToolsmithError
 from toolsmith.library import Status, ToolLibrary, ToolVersion, signing, user_actor
-from toolsmith.library.bundle import ImportReport, Validator, export_tools, import_tools
+from toolsmith.library.bundle import ImportReport, Validator, export_tools, import_tools, verify_bundle
 
 EXIT_REFUSED = 1
 EXIT_USAGE = 2
@@ -355,8 +355,12 @@ def import_(
     as_json: bool = JsonOption,
 ) -> None:
     """Import tools from a bundle: signature, then hashes are verified, then the gate runs again."""
-    with _session(as_json) as (settings, library):
+    try:  # a bad signature is refused before the library is even opened
         trusted = signing.load_public_key(verify_key) if verify_key is not None else None
+        verify_bundle(directory, trusted)
+    except (ToolsmithError, OSError) as exc:
+        _fail(str(exc), _exit_code(exc), as_json)
+    with _session(as_json) as (settings, library):
         status = Status.PENDING if settings.review == "required" else Status.ACTIVE
         report = import_tools(
             library, directory, validate=_gate_validator(settings), status=status, actor=user_actor(),

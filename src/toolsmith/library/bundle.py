@@ -234,8 +234,7 @@ def import_tools(
     """
     directory = Path(directory)
     # The manifest is read once: the bytes whose signature is checked are the bytes used.
-    raw_manifest = _read_bytes(directory / MANIFEST) if (directory / MANIFEST).exists() else None
-    signature = signing.verify_manifest(directory, raw_manifest, trusted_key)
+    raw_manifest, signature = _verified_manifest(directory, trusted_key)
     manifest = None if raw_manifest is None else _parse_manifest(directory / MANIFEST, raw_manifest)
     folders = [_read_folder(path) for path in _tool_folders(directory, manifest)]
     report = ImportReport(signature=signature)
@@ -248,6 +247,18 @@ def import_tools(
             reason = "listed in manifest.json but its folder is missing"
             report.outcomes.append(ImportOutcome(name, "refused", path, reason=reason))
     return report
+
+
+def verify_bundle(directory: Path, trusted_key: Ed25519PublicKey | None = None) -> signing.SignatureCheck:
+    """Check a bundle's signature only (what :func:`import_tools` does first), writing nothing."""
+    return _verified_manifest(Path(directory), trusted_key)[1]
+
+
+def _verified_manifest(
+    directory: Path, trusted_key: Ed25519PublicKey | None
+) -> tuple[bytes | None, signing.SignatureCheck]:
+    raw = _read_bytes(directory / MANIFEST) if (directory / MANIFEST).exists() else None
+    return raw, signing.verify_manifest(directory, raw, trusted_key)
 
 
 def _tool_folders(directory: Path, manifest: dict[str, dict[str, Any]] | None) -> list[Path]:
