@@ -201,3 +201,29 @@ def test_help_lists_the_new_commands() -> None:
     out = CliRunner().invoke(cli.app, ["--help"]).stdout
     for command in ("review", "approve", "reject", "quarantine", "test", "sync", "keygen"):
         assert command in out, command
+
+
+def test_agent_created_pending_tool_reviewed_then_reused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """create_tool under review = required, reviewed with the CLI, then reused by a later task."""
+    from agent_helpers import answer_from_tool, evolve_script, rig
+    from toolsmith.testing import reply, tool_call
+
+    monkeypatch.delenv("TOOLSMITH_REVIEW", raising=False)
+    home = Path(os.environ["TOOLSMITH_HOME"])
+    with rig(home, review="required") as r:
+        r.model.add(*evolve_script())
+        first = r.agent().run_task("days between 2020-01-01 and 2020-03-01")
+        assert r.library.get("days_between").status is Status.PENDING
+        walk = invoke("review", input="a\n")
+        assert walk.exit_code == 0, walk.output
+        assert "days between 2020-01-01 and 2020-03-01" in walk.stdout  # the task, as provenance
+        session = r.library.get("days_between").provenance.session_id
+        assert first.answer.startswith("60 days") and session
+        assert "scripted" in walk.stdout and session in walk.stdout
+        entries = r.library.audit_log("days_between")
+        assert [(e.actor, e.action) for e in entries] == [(f"agent:{session}", "add"), (ME, "approve")]
+        r.model.add(reply(tool_call("search_tools", {"query": "days between two dates"})),
+                    reply(tool_call("days_between", {"start": "2021-01-01", "end": "2021-12-31"})),
+                    answer_from_tool)
+        second = r.agent().run_task("days between 2021-01-01 and 2021-12-31", index=1)
+        assert second.reuse_verdict()["reused"] and second.answer.startswith("364 days")
