@@ -261,3 +261,11 @@ def test_sync_pins_with_nothing_pinned(tmp_path: Path) -> None:
         syncer = Syncer(present=set())
         outcome = rv.sync_pins(library, syncer)
     assert outcome.ok and outcome.requested == () and syncer.calls == []
+
+
+def test_install_failures_are_not_quarantined(lib: ToolLibrary) -> None:
+    runner = Runner(ToolCallResult(ok=False, error="the tool's packages could not be installed: offline",
+                                   error_type="install"))
+    check = rv.health_check(lib.get("shout"), library=lib, runner=runner, actor="user:t", quarantine_failing=True)
+    assert not check.ok and not check.quarantined and "tools sync" in str(check.note)
+    assert lib.get("shout", 1).status is Status.ACTIVE and lib.get("shout", 1).stats.failures == 1

@@ -243,9 +243,11 @@ class HealthCheck:
     error_type: str | None = None
     value: Any = None
     quarantined: bool = False
+    note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "note": self.note,
             "name": self.tool.name,
             "version": self.tool.version,
             "status": self.tool.status.value,
@@ -273,6 +275,8 @@ def health_check(
     shows the last error), but this function never quarantines on its own count of
     failures in a row (the agent's and MCP's calls do, through :mod:`toolsmith.health`):
     whether a check run changes a tool's state is the ``quarantine_failing`` flag's call.
+    A tool whose packages could not be installed is not quarantined even then: that is
+    this machine's problem (no network, no ``tools sync`` yet), not the tool's.
     """
     started = time.monotonic()
     outcome = runner.call_tool(tool.spec.code, tool.spec.test_args, requirements=tool.spec.requirements)
@@ -282,12 +286,14 @@ def health_check(
         ok, error_type = False, "empty"
         error = f"run(**test_args) returned {outcome.value!r}, which verifies nothing (the gate would refuse it)"
     library.record_call(tool.name, tool.version, ok=ok, latency_ms=latency_ms, error=error)
-    quarantined = False
-    if not ok and quarantine_failing:
+    quarantined, note = False, None
+    if not ok and error_type == "install":
+        note = "its packages could not be installed here; run `toolsmith tools sync` (not quarantined)"
+    elif not ok and quarantine_failing:
         quarantined = _quarantine_if_active(library, tool, f"tools test failed: {error}", actor)
     current = library.get(tool.name, tool.version)
     return HealthCheck(tool=current, ok=ok, latency_ms=latency_ms, error=error, error_type=error_type,
-                       value=outcome.value if ok else None, quarantined=quarantined)
+                       value=outcome.value if ok else None, quarantined=quarantined, note=note)
 
 
 def _quarantine_if_active(library: ToolLibrary, tool: ToolVersion, reason: str, actor: str) -> bool:

@@ -265,6 +265,9 @@ def _print_health(results: list[rv.HealthCheck]) -> None:
     summary = f"{len(results) - len(failed)} passed, {len(failed)} failed"
     quarantined = sum(r.quarantined for r in results)
     typer.echo(summary + (f"; {quarantined} quarantined." if quarantined else "."))
+    for r in results:
+        if r.note:
+            typer.echo(f"note: {r.tool.ref}: {r.note}")
 
 
 # --- rebuilding the package environment ------------------------------------------------

@@ -114,7 +114,7 @@ def generate_keypair(path: Path, *, overwrite: bool = False) -> KeyPairFiles:
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
     )
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         _write_new(path, private_pem, 0o600)
         _write_new(pub, public_pem, 0o644)
     except OSError as exc:
