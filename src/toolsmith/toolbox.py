@@ -17,7 +17,7 @@ from typing import Any
 
 from toolsmith import guards
 from toolsmith.context import Action, TaskContext
-from toolsmith.errors import LibraryError, SandboxUnavailableError, ToolsmithError
+from toolsmith.errors import LibraryError, SandboxError, ToolRunError, ToolsmithError
 from toolsmith.events import GuardFired, ToolCalled, ToolResult
 from toolsmith.health import call_stored_tool, source_line
 from toolsmith.library import ToolVersion
@@ -132,8 +132,10 @@ class Toolbox:
             return {"ok": False, "error": f"Bad arguments for {name}: {'; '.join(problems)}."}
         try:
             return run()
-        except SandboxUnavailableError:
-            raise  # the user must fix the sandbox setting; the model cannot
+        except SandboxError as exc:
+            if isinstance(exc, ToolRunError):
+                return {"ok": False, "error": f"{name} failed: {exc}"}
+            raise  # the sandbox itself cannot run: the user must fix the machine or the setting
         except ToolsmithError as exc:
             return {"ok": False, "error": f"{name} failed: {exc}"}
         except Exception as exc:  # a bug in a tool path must not end the task

@@ -17,7 +17,7 @@ import typer
 from rich.console import Console
 
 from toolsmith.config import Settings
-from toolsmith.errors import ConfigError, CorruptLibraryError, SandboxUnavailableError, ToolsmithError
+from toolsmith.errors import ConfigError, CorruptLibraryError, SandboxError, ToolRunError, ToolsmithError
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -32,8 +32,10 @@ def fail(message: str, code: int = EXIT_FAILED) -> NoReturn:
 
 
 def exit_code_for(exc: ToolsmithError) -> int:
-    if isinstance(exc, (ConfigError, CorruptLibraryError, SandboxUnavailableError)):
+    if isinstance(exc, (ConfigError, CorruptLibraryError)):
         return EXIT_CONFIG
+    if isinstance(exc, SandboxError) and not isinstance(exc, ToolRunError):
+        return EXIT_CONFIG  # the sandbox cannot run here: a machine or setting problem
     return EXIT_FAILED
 
 
