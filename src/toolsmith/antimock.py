@@ -67,7 +67,7 @@ def _identifiers(tree: ast.AST) -> Iterator[str]:
             yield node.attr
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             yield node.name
-        elif isinstance(node, ast.arg) or (isinstance(node, ast.keyword) and node.arg):
+        elif isinstance(node, (ast.arg, ast.keyword)) and node.arg:  # keyword.arg is None for **kw
             yield node.arg
 
 
