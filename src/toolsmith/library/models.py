@@ -198,7 +198,7 @@ class AuditEntry:
     id: int
     at: str
     actor: str
-    action: str  # add | import | status | retire | purge
+    action: str  # add | import | status | approve | reject | quarantine | retire | purge
     name: str | None
     version: int | None
     reason: str | None
