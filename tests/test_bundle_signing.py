@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from typer.testing import CliRunner, Result
 
+from cli_helpers import as_json, assert_error, invoke
 from toolsmith.cli import tools as cli
 from toolsmith.errors import KeyFileError, SignatureError
 from toolsmith.library import Provenance, Status, ToolLibrary, ToolSpec, export_tools, import_tools, signing
@@ -236,23 +236,10 @@ def test_signed_bundle_still_refuses_a_tampered_tool(source: ToolLibrary, target
 # --- the command line ------------------------------------------------------------------
 
 
-def invoke(*args: str) -> Result:
-    result = CliRunner().invoke(cli.app, list(args), env={"COLUMNS": "200"})
-    assert "Traceback (most recent call last)" not in result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result
 
 
-def as_json(result: Result) -> Any:
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
 
 
-def assert_error(result: Result, code: int, text: str) -> None:
-    assert result.exit_code == code, result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    assert text in lines[0]
 
 
 @pytest.fixture

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from agent_helpers import answer_from_tool, evolve_script
+from cli_helpers import run_toolsmith
 from toolsmith.testing import ScriptedModel, ScriptedServer, final, reply, tool_call
 
 SECRET = "sk-canary-0123456789abcdefghij"
@@ -25,12 +24,7 @@ def server() -> Iterator[tuple[ScriptedModel, ScriptedServer]]:
 
 
 def toolsmith(args: list[str], home: Path, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("LLM_")}
-    base.pop("OPENAI_BASE_URL", None)
-    base.update({"TOOLSMITH_HOME": str(home), "TOOLSMITH_NETWORK": "false", **env})
-    script = Path(sys.executable).with_name("toolsmith")
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "toolsmith"]
-    return subprocess.run(command + args, capture_output=True, text=True, env=base, cwd=cwd, timeout=240)
+    return run_toolsmith(args, home, cwd=cwd, TOOLSMITH_NETWORK="false", **env)
 
 
 def endpoint(srv: ScriptedServer) -> dict[str, str]:

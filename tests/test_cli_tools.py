@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import CliRunner
 
+from cli_helpers import as_json, assert_error, invoke
 from toolsmith.cli import tools as cli
 from toolsmith.library import Provenance, Status, ToolLibrary, ToolSpec
 
@@ -53,23 +54,10 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     yield home
 
 
-def invoke(*args: str) -> Result:
-    result = CliRunner().invoke(cli.app, list(args))
-    assert "Traceback (most recent call last)" not in result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result
 
 
-def as_json(result: Result) -> Any:
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
 
 
-def assert_error(result: Result, code: int, text: str) -> None:
-    assert result.exit_code == code, result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    assert text in lines[0]
 
 
 # --- reading -----------------------------------------------------------------------------

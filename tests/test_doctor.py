@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
+from cli_helpers import run_toolsmith
 from toolsmith.testing import ScriptedModel, ScriptedServer
 
 
 def _doctor(home: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("LLM_")}
-    base.update({"TOOLSMITH_HOME": str(home), "TOOLSMITH_SEARCH_BACKENDS": "searxng,pypi", **env})
-    script = Path(sys.executable).with_name("toolsmith")
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "toolsmith"]
-    return subprocess.run([*command, "doctor", "--json"], capture_output=True, text=True, env=base, timeout=120)
+    return run_toolsmith(["doctor", "--json"], home, timeout=120, TOOLSMITH_SEARCH_BACKENDS="searxng,pypi", **env)
 
 
 def test_doctor_reports_each_part(tmp_path: Path) -> None:

@@ -8,29 +8,15 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
 from typer.testing import CliRunner
 
-from agent_helpers import answer_from_tool
+from agent_helpers import DAYS_CODE, DAYS_PARAMS, answer_from_tool
 from toolsmith.cli import app
 from toolsmith.library import Provenance, ToolLibrary, ToolSpec
 from toolsmith.testing import ScriptedModel, ScriptedServer, reply, tool_call
-
-DAYS_CODE = '''\
-from datetime import date
-
-
-def run(start: str, end: str) -> dict:
-    return {"days": (date.fromisoformat(end) - date.fromisoformat(start)).days}
-'''
-DAYS_PARAMS: dict[str, Any] = {
-    "type": "object",
-    "properties": {"start": {"type": "string"}, "end": {"type": "string"}},
-    "required": ["start", "end"],
-}
 
 
 def clean_env(home: Path, **extra: str) -> dict[str, str]:

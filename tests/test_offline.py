@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
+from cli_helpers import run_toolsmith
 from toolsmith.config import Settings
 from toolsmith.offline import BROKEN_TOOL, run_offline
 
@@ -30,18 +28,12 @@ def test_offline_report_holds_both_verdicts(tmp_path: Path) -> None:
     assert {"task_started", "tool_called", "tool_result", "model_usage", "final_answer", "task_finished"} <= kinds
 
 
-def _cli(args: list[str], home: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    clean.update({"TOOLSMITH_HOME": str(home), **env})
-    script = Path(sys.executable).with_name("toolsmith")
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "toolsmith"]
-    return subprocess.run(command + args, capture_output=True, text=True, env=clean, timeout=240)
 
 
 def test_demo_offline_cli_prints_verdicts_and_writes_output(tmp_path: Path) -> None:
     home = tmp_path / "home"
     out = tmp_path / "out.json"
-    proc = _cli(["demo", "--offline", "--output", str(out)], home)
+    proc = run_toolsmith(["demo", "--offline", "--output", str(out)], home)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "gate verdict: PASS" in proc.stdout and "reuse verdict: PASS" in proc.stdout
     assert "self-test passed" in proc.stdout
@@ -56,7 +48,7 @@ def test_demo_offline_cli_prints_verdicts_and_writes_output(tmp_path: Path) -> N
 
 
 def test_demo_offline_json_mode_prints_one_event_per_line(tmp_path: Path) -> None:
-    proc = _cli(["demo", "--offline", "--json"], tmp_path)
+    proc = run_toolsmith(["demo", "--offline", "--json"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     lines = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
     assert lines and all("type" in line for line in lines)

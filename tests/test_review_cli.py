@@ -12,11 +12,11 @@ import os
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import CliRunner
 
+from cli_helpers import as_json, assert_error, invoke
 from toolsmith.cli import tools as cli
 from toolsmith.library import Provenance, Requirement, Status, ToolLibrary, ToolSpec
 
@@ -57,24 +57,10 @@ def lib(home: Path) -> ToolLibrary:
     return ToolLibrary(home / "library.db")
 
 
-def invoke(*args: str, input: str | None = None) -> Result:
-    # A wide terminal, so table cells are not wrapped in the middle of what tests look for.
-    result = CliRunner().invoke(cli.app, list(args), input=input, env={"COLUMNS": "200"})
-    assert "Traceback (most recent call last)" not in result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result
 
 
-def as_json(result: Result) -> Any:
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
 
 
-def assert_error(result: Result, code: int, text: str) -> None:
-    assert result.exit_code == code, result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    assert text in lines[0]
 
 
 def state(home: Path) -> dict[str, str]:
