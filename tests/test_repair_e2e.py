@@ -12,6 +12,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agent_helpers import make_settings
 from helpers_http import LocalServer, Reply, Request
 from toolsmith.agent import Agent
@@ -103,3 +105,24 @@ def test_broken_dependency_quarantines_then_repair_makes_a_new_version(tmp_path:
         assert third.reuse_verdict()["reused"] and third.answer.startswith("1 USD = 0.92 EUR")
         assert [a.version for a in third.actions if a.library] == [2]
         model.assert_complete()
+
+
+@pytest.mark.network  # the sync asks the index about the pinned package
+def test_a_machine_failure_does_not_count_against_the_tool(tmp_path: Path) -> None:
+    from toolsmith.health import call_stored_tool
+    from toolsmith.library import Provenance, Requirement, ToolSpec
+
+    settings = make_settings(tmp_path / "home")
+    code = "def run(x: str) -> dict:\n    return {'echo': x.upper()}\n"
+    spec = ToolSpec(name="shout", description="Upper-case a text.", code=code,
+                    parameters={"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]},
+                    test_args={"x": "hi"},
+                    requirements=(Requirement("definitely-not-a-real-package-zzq", "1.0", None),))
+    with ToolLibrary.open(settings) as library:
+        tool = library.add(spec, provenance=Provenance(), gate={"ok": True})
+        for _ in range(settings.quarantine_after + 1):
+            call = call_stored_tool(tool, {"x": "a"}, library=library, sandbox=Sandbox(settings),
+                                    settings=settings, actor="test")
+            assert not call.outcome.ok and call.outcome.error_type == "install"
+        after = library.get("shout")
+        assert after.status == Status.ACTIVE and after.stats.calls == 0 and after.stats.failures == 0

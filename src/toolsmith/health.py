@@ -17,6 +17,8 @@ from toolsmith.config import Settings
 from toolsmith.library import Status, ToolLibrary, ToolVersion, UsageStats
 from toolsmith.sandbox import Sandbox, ToolCallResult
 
+MACHINE_FAILURES = frozenset({"sandbox", "install"})
+
 
 @dataclass(frozen=True)
 class StoredCall:
@@ -42,6 +44,10 @@ def call_stored_tool(
     started = time.monotonic()
     outcome = sandbox.call_tool(tool.spec.code, args, requirements=tool.spec.requirements)
     latency_ms = (time.monotonic() - started) * 1000
+    if outcome.error_type in MACHINE_FAILURES:
+        # The machine could not run the tool at all (no sandbox, packages not installable):
+        # that says nothing about the tool, so its health record is left alone.
+        return StoredCall(tool=tool, outcome=outcome, stats=tool.stats, latency_ms=latency_ms)
     stats = library.record_call(tool.name, tool.version, ok=outcome.ok, latency_ms=latency_ms, error=outcome.error)
     quarantined = False
     if not outcome.ok and tool.status == Status.ACTIVE and stats.consecutive_failures >= settings.quarantine_after:
