@@ -211,8 +211,8 @@ def supervise(
         timed_out = _pump(proc, out, err, deadline=started + limits.timeout_s)
         if timed_out:
             on_timeout(proc)
-        # The streams are closed; a surviving grandchild could still hold the group, so kill it.
-        kill_group(proc) if proc.poll() is None else None
+        if proc.poll() is None:  # the streams closed but the child lives on: end the group
+            kill_group(proc)
         exit_code = proc.wait()
     finally:
         if cgroup is not None:
