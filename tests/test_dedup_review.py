@@ -99,3 +99,13 @@ def test_review_required_keeps_new_tools_out_of_search_until_approved(tmp_path: 
         r.model.add(reply(tool_call("days_between", {"start": "2021-01-01", "end": "2021-12-31"})), answer_from_tool)
         third = r.agent().run_task("days between 2021-01-01 and 2021-12-31", index=2)
         assert third.reuse_verdict()["reused"] and third.answer.startswith("364 days")
+
+
+def test_a_tool_embedding_a_secret_is_never_stored(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setenv("EXAMPLE_SERVICE_API_KEY", "live-secret-value-123456")
+    leaky = DAYS_CODE.replace("from datetime import date", "from datetime import date\nKEY = 'live-secret-value-123456'")
+    with rig(tmp_path) as r:
+        r.model.add(reply(tool_call("code_interpreter", {"code": VERIFY})), reply(create_days_tool(code=leaky)),
+                    final("no"))
+        r.agent().run_task("days between 2020-01-01 and 2020-03-01")
+        assert "contains a secret" in _create_results(r)[-1]["error"] and len(r.library) == 0

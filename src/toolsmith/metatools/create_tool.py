@@ -10,6 +10,7 @@ task's package pins and its provenance.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from dataclasses import replace
@@ -20,6 +21,7 @@ from toolsmith.errors import ToolNotFoundError
 from toolsmith.events import GuardFired
 from toolsmith.library import Status, ToolVersion
 from toolsmith.library.models import Provenance, ToolSpec
+from toolsmith.trajectory import Redactor
 
 SCHEMA: dict[str, Any] = {
     "type": "function",
@@ -66,6 +68,10 @@ def handle(ctx: TaskContext, args: dict[str, Any]) -> dict[str, Any]:
         ctx.send(GuardFired(task=ctx.index, step=ctx.step, guard="verify_before_create", message=message))
         return {"ok": False, "guard": "verify_before_create", "error": message}
     spec = _spec(ctx, args)
+    if Redactor.from_environment().contains_secret(json.dumps(spec.canonical(), ensure_ascii=False)):
+        # Tool records are shared and exported; a key written into one would leak with it.
+        return {"ok": False, "error": "The tool contains a secret (an API key or token). Tools must not "
+                "embed credentials; use a key-free library or service.", "stored": False}
     stop = _duplicate_stop(ctx, spec)
     if stop is not None:
         return stop
