@@ -182,6 +182,15 @@ def test_run_code_installs_then_imports_read_only(bwrap_sandbox: Sandbox) -> Non
 
 
 @pytest.mark.network
+def test_a_package_without_wheels_names_the_setting_that_allows_builds(settings: Settings) -> None:
+    # docopt has only ever been published as a source distribution.
+    with pytest.raises(InstallError) as caught:
+        PackageEnv(settings).install("docopt")
+    assert "packages.only_binary = false" in str(caught.value)
+    assert not PackageEnv(settings).installed().get("docopt")
+
+
+@pytest.mark.network
 def test_sync_rebuilds_a_fresh_environment_from_pins(settings: Settings, tmp_path: Path) -> None:
     pins = PackageEnv(settings).install("python-slugify==8.0.4")
     fresh = replace(settings, home=tmp_path / "other-machine")

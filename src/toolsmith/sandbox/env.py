@@ -258,8 +258,8 @@ class PackageEnv:
         if done.returncode != 0:
             stderr = done.stderr.decode("utf-8", "replace")
             lines = [ln for ln in stderr.strip().splitlines() if ln.strip()][-6:]
-            raise InstallError(f"{what} failed: {' | '.join(lines) or 'no output'}", stderr=stderr,
-                               exit_code=done.returncode)
+            raise InstallError(f"{what} failed: {' | '.join(lines) or 'no output'}{_wheel_hint(stderr)}",
+                               stderr=stderr, exit_code=done.returncode)
 
     # -- what is installed ------------------------------------------------------------
 
@@ -429,3 +429,14 @@ def _validated(requirement: Requirement) -> Requirement:
     if sha is not None and (len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha.lower())):
         raise PackageRefused(requirement.pin, "its recorded sha256 is not a hex digest")
     return Requirement(name=request.name, version=requirement.version, sha256=sha.lower() if sha else None)
+
+
+def _wheel_hint(stderr: str) -> str:
+    """Say which setting allows source builds when only wheels were allowed and none fit."""
+    text = stderr.lower()
+    if "no usable wheels" in text or "building from source is disabled" in text or "only-binary" in text:
+        return (" | No wheel fits this machine and toolsmith installs wheels only: pick another package, "
+                "or set packages.only_binary = false in config.toml to allow source builds (they run "
+                "inside the sandbox).")
+    return ""
+
