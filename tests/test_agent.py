@@ -216,3 +216,19 @@ def test_rejected_key_is_a_configuration_error(tmp_path: Path) -> None:
         with pytest.raises(ModelConfigError) as caught:
             r.agent().run_task("anything")
         assert caught.value.setting == "LLM_API_KEY" and "test-key" not in str(caught.value)
+
+
+def test_double_encoded_arguments_are_decoded_where_the_schema_is_clear(tmp_path: Path) -> None:
+    call = create_days_tool()
+    args = json.loads(call.arguments)
+    args["parameters"] = json.dumps(args["parameters"])  # some models send objects as JSON text
+    args["test_args"] = json.dumps(args["test_args"])
+    with rig(tmp_path) as r:
+        r.model.add(reply(tool_call("code_interpreter", {"code": VERIFY})), reply(tool_call("create_tool", args)),
+                    reply(tool_call("search_tools", {"query": "days", "limit": "3"})), final("stored"))
+        r.agent().run_task("days between 2020-01-01 and 2020-03-01")
+        created = next(e.data for e in r.of_type("tool_result") if e.name == "create_tool")
+        assert created["ok"] is True, created
+        assert r.library.get("days_between").spec.parameters["required"] == ["start", "end"]
+        searched = [e.data for e in r.of_type("tool_result") if e.name == "search_tools"][-1]
+        assert searched["ok"] and searched["results"][0]["name"] == "days_between"

@@ -7,6 +7,8 @@ sentence per problem rather than a validator's stack of paths.
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
@@ -85,3 +87,41 @@ def argument_problems(schema: dict[str, Any], args: dict[str, Any], *, strict: b
         elif isinstance(spec.get("enum"), list) and value not in spec["enum"]:
             problems.append(f"argument {key!r} must be one of {spec['enum']}")
     return problems
+
+
+def coerce_arguments(schema: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+    """Undo the encodings models commonly add, where the schema says what was meant.
+
+    Some models send an object or array as a JSON string, or a number or boolean as text.
+    Where the declared type is unambiguous and the text decodes to exactly that type, the
+    decoded value replaces it (in place, and returned); anything else is left for
+    :func:`argument_problems` to report.
+    """
+    properties: dict[str, Any] = schema.get("properties") or {}
+    for key, value in list(args.items()):
+        spec = properties.get(key)
+        if not isinstance(value, str) or not isinstance(spec, dict) or not isinstance(spec.get("type"), str):
+            continue
+        decoded = _decode_as(value.strip(), spec["type"])
+        if decoded is not _NO_VALUE:
+            args[key] = decoded
+    return args
+
+
+_NO_VALUE = object()
+
+
+def _decode_as(text: str, kind: str) -> Any:
+    if kind in ("object", "array"):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return _NO_VALUE
+        return value if isinstance(value, dict if kind == "object" else list) else _NO_VALUE
+    if kind == "boolean" and text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    if kind == "integer" and re.fullmatch(r"[-+]?\d+", text):
+        return int(text)
+    if kind == "number" and re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", text):
+        return float(text) if any(c in text for c in ".eE") else int(text)
+    return _NO_VALUE

@@ -24,7 +24,7 @@ from toolsmith.library import ToolVersion
 from toolsmith.metatools import code_interpreter, create_tool, search_tools
 from toolsmith.metatools.read_webpage import READ_WEBPAGE_SCHEMA
 from toolsmith.metatools.web_search import WEB_SEARCH_SCHEMA
-from toolsmith.schema import argument_problems
+from toolsmith.schema import argument_problems, coerce_arguments
 
 Handler = Callable[[TaskContext, dict[str, Any]], dict[str, Any]]
 RESULT_CHARS = 16_000  # read_webpage cuts text at 12k; leave room for its metadata
@@ -127,7 +127,7 @@ class Toolbox:
     def _invoke(
         self, name: str, schema: dict[str, Any], args: dict[str, Any], run: Callable[[], dict[str, Any]]
     ) -> dict[str, Any]:
-        problems = argument_problems(schema, args)
+        problems = argument_problems(schema, coerce_arguments(schema, args))
         if problems:
             return {"ok": False, "error": f"Bad arguments for {name}: {'; '.join(problems)}."}
         try:
