@@ -15,7 +15,7 @@ import pytest
 from sandbox.helpers import CANARY, SMALL, leftovers, marker
 from toolsmith.config import Settings
 from toolsmith.errors import SandboxUnavailableError
-from toolsmith.sandbox import Sandbox, bwrap, cgroups, selection
+from toolsmith.sandbox import Sandbox, bwrap, cgroups, selection, userns
 from toolsmith.sandbox import etc as etc_module
 from toolsmith.sandbox.backend import classify
 from toolsmith.sandbox.process import NOT_DEFENDED, ProcessBackend
@@ -72,7 +72,7 @@ def test_auto_picks_bwrap_where_it_works(settings: Settings, fresh_warning: None
     assert stream.getvalue() == ""
     report = Sandbox(settings).describe()
     assert report["backend"] == "bwrap" and report["isolating"] is True
-    assert set(report["cgroups"]) == {"pids", "memory"}
+    assert set(report["cgroups"]) == {"pids", "memory", "cpu"}
     assert report["packages"]["installer"] in ("uv", "pip")
     json.dumps(report)  # doctor prints it
 
@@ -312,4 +312,5 @@ def test_runs_degrade_gracefully_without_cgroups(settings: Settings, monkeypatch
     report = selection.describe(settings)
     assert report["cgroups"]["pids"] == {"available": False, "version": None, "parent": None,
                                          "reason": "cgroup v1 pids at /sys/fs/cgroup/pids is not writable"}
-    assert report["fork_bomb_contained"] is (os.getuid() != 0)
+    # A root launcher's bwrap runs are an unprivileged uid, for which RLIMIT_NPROC holds.
+    assert report["fork_bomb_contained"] is (os.getuid() != 0 or (bwrap.probe()[0] and userns.shared_fd() is not None))

@@ -100,14 +100,15 @@ class _CappedBuffer:
         return head + tail
 
 
-def rlimit_preexec(limits: Limits, *, pids_cgroup: bool = False) -> Callable[[], None]:
+def rlimit_preexec(limits: Limits, *, pids_cgroup: bool = False, run_uid: int | None = None) -> Callable[[], None]:
     """A pre-exec hook applying the limits as rlimits (inherited by every descendant).
 
     The CPU hard limit sits one second above the soft one, so the kernel first sends
     SIGXCPU (reported as ``cpu``) and only then SIGKILL. Values never exceed a hard
     limit the process already has. ``RLIMIT_NPROC`` counts *all* processes of the real
     user, so with a pids cgroup doing that job it is left alone, and without one it
-    allows ``max_procs`` on top of what the user already runs.
+    allows ``max_procs`` on top of what the user already runs. ``run_uid`` is the uid the
+    run ends up with when the launcher switches to another one before the exec.
     """
     mb = 1024 * 1024
     pairs = [
@@ -118,7 +119,8 @@ def rlimit_preexec(limits: Limits, *, pids_cgroup: bool = False) -> Callable[[],
         (resource.RLIMIT_CORE, 0, 0),
     ]
     if not pids_cgroup:
-        allowed = limits.max_procs + (_user_tasks() if os.getuid() != 0 else 0)
+        uid = os.getuid() if run_uid is None else run_uid
+        allowed = limits.max_procs + (_user_tasks(uid) if uid != 0 else 0)
         pairs.append((resource.RLIMIT_NPROC, allowed, allowed))
     clamped = []
     for which, soft, hard in pairs:
@@ -134,9 +136,9 @@ def rlimit_preexec(limits: Limits, *, pids_cgroup: bool = False) -> Callable[[],
     return apply
 
 
-def _user_tasks() -> int:
-    """How many tasks (threads) the real user runs now, which RLIMIT_NPROC counts."""
-    uid, total = str(os.getuid()), 0
+def _user_tasks(real_uid: int) -> int:
+    """How many tasks (threads) ``real_uid`` runs now, which RLIMIT_NPROC counts."""
+    uid, total = str(real_uid), 0
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue

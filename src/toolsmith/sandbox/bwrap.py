@@ -16,7 +16,13 @@ is remounted read only. Nothing written inside survives the run.
 bwrap itself starts from an empty environment (so ``/proc/1/environ`` inside shows
 nothing), reads its arguments from a memfd (so no host path shows in its command line)
 and runs inside the run's cgroups. A seccomp filter (:mod:`toolsmith.sandbox.seccomp`)
-denies ``ptrace``, keyrings, BPF, mounts and similar calls no tool needs.
+denies ``ptrace``, keyrings, BPF, mounts and similar calls no tool needs. ``/proc/sys``
+is bound read only over the fresh ``/proc`` (bwrap leaves it writable: its own check
+looks at the directory, which is never writable, not at the files in it). A Landlock
+scope (:mod:`toolsmith.sandbox.landlock`) keeps the host's abstract unix sockets out of
+reach when the network is shared. Under a root launcher the program runs as an
+unprivileged uid in a prepared user namespace (:mod:`toolsmith.sandbox.userns`), never
+as the host's root.
 ``--die-with-parent`` plus the pid namespace mean that when the program's main process
 ends, or the supervisor kills bwrap, every process left in the sandbox (double-forked,
 ``setsid``) dies with it.
@@ -29,11 +35,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from toolsmith.errors import SandboxError
-from toolsmith.sandbox import etc, seccomp
+from toolsmith.sandbox import etc, landlock, seccomp, userns
 from toolsmith.sandbox.backend import Job, base_python, chain, rlimit_preexec, supervise
 from toolsmith.sandbox.cgroups import RunCgroup
 from toolsmith.sandbox.limits import Limits
@@ -101,23 +108,33 @@ def _system_binds() -> list[str]:
     return args
 
 
-def namespace_args(network: bool) -> list[str]:
-    """Namespaces, capabilities and life-cycle flags shared by runs and installs."""
-    args = ["--unshare-all", "--unshare-user", "--disable-userns"]
-    if network:
-        args.append("--share-net")
+def namespace_args(network: bool, userns_fd: int | None = None) -> list[str]:
+    """Namespaces, capabilities and life-cycle flags shared by runs and installs.
+
+    With ``userns_fd`` the run joins that prepared user namespace (which already forbids
+    nested ones) instead of creating its own.
+    """
+    if userns_fd is not None:
+        args = [*userns.bwrap_args(userns_fd), "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+                "--unshare-cgroup-try", *([] if network else ["--unshare-net"])]
+    else:
+        args = ["--unshare-all", "--unshare-user", "--disable-userns", *(["--share-net"] if network else [])]
     return [*args, "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox"]
 
 
-def base_args(limits: Limits, network: bool, env: dict[str, str]) -> list[str]:
+# A fresh /proc, with the kernel-wide sysctls read only.
+_PROC_ARGS = ("--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys")
+
+
+def base_args(limits: Limits, network: bool, env: dict[str, str], userns_fd: int | None = None) -> list[str]:
     """Everything but the work area: namespaces, environment and the read-only system."""
-    args = namespace_args(network)
+    args = namespace_args(network, userns_fd)
     args.append("--clearenv")
     for key, value in env.items():
         args += ["--setenv", key, value]
     args += _system_binds()
     args += etc.snapshot().bind_args()
-    args += ["--proc", "/proc", "--dev", "/dev"]
+    args += [*_PROC_ARGS, "--dev", "/dev"]
     tmp_bytes = str(limits.tmp_size_mb * 1024 * 1024)
     args += ["--size", tmp_bytes, "--tmpfs", "/tmp", "--size", tmp_bytes, "--tmpfs", "/dev/shm"]
     for root in interpreter_roots():
@@ -125,8 +142,12 @@ def base_args(limits: Limits, network: bool, env: dict[str, str]) -> list[str]:
     return args
 
 
-def work_args(job: Job) -> list[str]:
-    """The work area: a capped tmpfs with the inputs read only and the outputs writable."""
+def work_args(job: Job, owner: int | None = None) -> list[str]:
+    """The work area: a capped tmpfs with the inputs read only and the outputs writable.
+
+    ``owner`` is the host uid the program runs as when that is not the launcher's: the
+    outputs become its files and the inputs world-readable, as it reads them as a stranger.
+    """
     tmp_bytes = str(job.limits.tmp_size_mb * 1024 * 1024)
     args = ["--size", tmp_bytes, "--tmpfs", WORK_MOUNT, "--dir", HOME_MOUNT]
     for name in job.outputs:
@@ -137,6 +158,10 @@ def work_args(job: Job) -> list[str]:
     for entry in sorted(job.workdir.iterdir()):
         if entry.is_symlink() or entry.name == ".home":
             continue
+        if owner is not None:
+            if entry.name in job.outputs:
+                os.chown(entry, owner, owner)
+            os.chmod(entry, 0o644 if entry.is_file() else 0o755)
         mode = "--bind" if entry.name in job.outputs else "--ro-bind"
         args += [mode, str(entry), f"{WORK_MOUNT}/{entry.name}"]
     return [*args, "--chdir", WORK_MOUNT]
@@ -155,7 +180,7 @@ def installer_argv(
     for key, value in env.items():
         args += ["--setenv", key, value]
     args += _system_binds() + etc.snapshot().bind_args()
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    args += [*_PROC_ARGS, "--dev", "/dev", "--tmpfs", "/tmp"]
     for root in interpreter_roots():
         args += ["--ro-bind", root, root]
     for path in readable:
@@ -164,12 +189,44 @@ def installer_argv(
         path.mkdir(parents=True, exist_ok=True)
         args += ["--bind", str(path), str(path)]
     args += ["--chdir", str(writable[0]) if writable else "/tmp"]
-    prefix, fds = launch_fds(args)
+    prefix, fds = launch_fds(args, deny_unix_sockets=not landlock.available())
     return [find_bwrap() or "bwrap", *prefix, "--", *argv], fds
 
 
-def job_argv(job: Job) -> tuple[list[str], list[str]]:
+def installer_preexec() -> Callable[[], None] | None:
+    """The pre-exec hook for an installer under bwrap (the Landlock scope, where supported)."""
+    return landlock.scope_hook()
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """How a run is held beyond bwrap's own flags: the uid, the scope, the socket filter."""
+
+    userns_fd: int | None
+    scope: Callable[[], None] | None
+    deny_unix_sockets: bool
+
+    @classmethod
+    def for_job(cls, network: bool) -> Confinement:
+        scope = landlock.scope_hook()
+        return cls(userns_fd=userns.shared_fd(), scope=scope, deny_unix_sockets=network and scope is None)
+
+    @property
+    def owner(self) -> int | None:
+        return userns.SANDBOX_ID if self.userns_fd is not None else None
+
+    @property
+    def fds(self) -> list[int]:
+        return [self.userns_fd] if self.userns_fd is not None else []
+
+    def hooks(self, rlimits: Callable[[], None] | None = None) -> list[Callable[[], None] | None]:
+        """Pre-exec steps after joining the cgroups: rlimits, the scope, then the uid drop."""
+        return [rlimits, self.scope, userns.drop_hook() if self.userns_fd is not None else None]
+
+
+def job_argv(job: Job, confinement: Confinement | None = None) -> tuple[list[str], list[str]]:
     """(bwrap arguments, command inside) for a job."""
+    confinement = confinement or Confinement(None, None, False)
     env_bin: str | None = None
     python = str(job.python)
     args: list[str] = []
@@ -180,7 +237,8 @@ def job_argv(job: Job) -> tuple[list[str], list[str]]:
             python = ENV_MOUNT + python[len(prefix.rstrip("/")) :]
         args += ["--ro-bind", prefix, ENV_MOUNT]
     env = sandbox_env(env_bin=env_bin)
-    args = base_args(job.limits, job.network, env) + args + work_args(job) + ["--remount-ro", "/"]
+    args = base_args(job.limits, job.network, env, confinement.userns_fd) + args \
+        + work_args(job, confinement.owner) + ["--remount-ro", "/"]
     return args, python_argv(python, job.script, site=job.env_prefix is not None)
 
 
@@ -191,7 +249,7 @@ def _memfd(name: str, data: bytes) -> int:
     return fd
 
 
-def launch_fds(args: Sequence[str]) -> tuple[list[str], list[int]]:
+def launch_fds(args: Sequence[str], *, deny_unix_sockets: bool = False) -> tuple[list[str], list[int]]:
     """(bwrap's own argv prefix, fds to pass): arguments in a memfd, plus the seccomp filter.
 
     Passing the arguments through ``--args`` keeps host paths out of the command line
@@ -199,7 +257,7 @@ def launch_fds(args: Sequence[str]) -> tuple[list[str], list[int]]:
     """
     fds: list[int] = []
     extra: list[str] = []
-    filter_program = seccomp.program()
+    filter_program = seccomp.program(deny_unix_sockets=deny_unix_sockets)
     if filter_program is not None:
         fds.append(_memfd("bwrap-seccomp", filter_program))
         extra = ["--seccomp", str(fds[-1])]
@@ -221,9 +279,11 @@ class BwrapBackend:
 
     def execute(self, job: Job) -> ExecResult:
         """Run the job. Raises :class:`SandboxError` when bwrap could not build the sandbox."""
-        args, command = job_argv(job)
+        confinement = Confinement.for_job(job.network)
+        args, command = job_argv(job, confinement)
         status = os.memfd_create("bwrap-status", 0)
-        prefix, fds = launch_fds([*args, "--json-status-fd", str(status)])
+        prefix, fds = launch_fds([*args, "--json-status-fd", str(status)],
+                                 deny_unix_sockets=confinement.deny_unix_sockets)
         try:
             cgroup = RunCgroup.create(job.limits)
             result = supervise(
@@ -233,8 +293,9 @@ class BwrapBackend:
                 limits=job.limits,
                 backend=self.name,
                 network=job.network,
-                preexec=chain(cgroup.joiner(), rlimit_preexec(job.limits, pids_cgroup="pids" in cgroup.active)),
-                pass_fds=[*fds, status],
+                preexec=chain(cgroup.joiner(), *confinement.hooks(rlimit_preexec(
+                    job.limits, pids_cgroup="pids" in cgroup.active, run_uid=confinement.owner))),
+                pass_fds=[*fds, status, *confinement.fds],
                 cgroup=cgroup,
                 signal_exit_offset=True,
             )
@@ -277,12 +338,13 @@ def _probe(path: str) -> tuple[bool, str]:
         (workdir / "probe.py").write_text("print('ok')\n", encoding="utf-8")
         job = Job(workdir=workdir, script="probe.py", python=base_python(), env_prefix=None,
                   limits=Limits(timeout_s=_PROBE_TIMEOUT_S), network=False)
-        args, command = job_argv(job)
-        prefix, fds = launch_fds(args)
+        confinement = Confinement.for_job(job.network)
+        args, command = job_argv(job, confinement)
+        prefix, fds = launch_fds(args, deny_unix_sockets=confinement.deny_unix_sockets)
         try:
             done = subprocess.run(
-                [path, *prefix, "--", *command], env={}, cwd=workdir, pass_fds=fds,
-                capture_output=True, timeout=_PROBE_TIMEOUT_S, check=False,
+                [path, *prefix, "--", *command], env={}, cwd=workdir, pass_fds=[*fds, *confinement.fds],
+                capture_output=True, timeout=_PROBE_TIMEOUT_S, check=False, preexec_fn=chain(*confinement.hooks()),
             )
         finally:
             for fd in fds:

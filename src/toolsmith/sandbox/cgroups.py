@@ -1,10 +1,12 @@
-"""Per-run control groups: a hard cap on processes and memory, and a reliable kill.
+"""Per-run control groups: a hard cap on processes, memory and CPU, and a reliable kill.
 
 rlimits alone do not hold a fork bomb here: ``RLIMIT_NPROC`` is not enforced for the
 real uid 0, and a process that calls ``setsid`` leaves its process group. A control
 group does both jobs. Each run gets a fresh child of *our own* cgroup (so any limit
-placed on toolsmith still applies above it) for the ``pids`` and ``memory``
-controllers, cgroup v2 when a usable controller exists there, else v1. The child
+placed on toolsmith still applies above it) for the ``pids``, ``memory`` and ``cpu``
+controllers, cgroup v2 when a usable controller exists there, else v1. The CPU quota
+matters because ``RLIMIT_CPU`` is per process: within the pids cap, a hundred busy
+processes would otherwise take every core of the machine until the wall-clock limit. The child
 process joins it in its pre-exec hook, before the sandboxed program exists, so no fork
 can escape. When the run ends everything still in the group is killed and the group
 removed.
@@ -27,7 +29,8 @@ from pathlib import Path
 
 from toolsmith.sandbox.limits import Limits
 
-CONTROLLERS = ("pids", "memory")
+CONTROLLERS = ("pids", "memory", "cpu")
+CPU_PERIOD_US = 100_000
 # bwrap and its init take a couple of processes and a few MiB of their own.
 PIDS_SLACK = 8
 MEMORY_SLACK_MB = 64
@@ -244,9 +247,22 @@ class RunCgroup:
             del self.dirs[name]
 
 
+def cpu_quota_us(limits: Limits, cpu_count: int | None = None) -> int:
+    """The run's CPU time per period: ``limits.cpus`` cores, always leaving one to the host."""
+    cores = cpu_count or os.cpu_count() or 1
+    share = min(limits.cpus, max(1.0, cores - 1.0))
+    return max(int(share * CPU_PERIOD_US), 1000)
+
+
 def _configure(name: str, version: int, path: Path, limits: Limits) -> None:
     mb = 1024 * 1024
-    if name == "pids":
+    if name == "cpu":
+        if version == 2:
+            (path / "cpu.max").write_text(f"{cpu_quota_us(limits)} {CPU_PERIOD_US}")
+        else:
+            (path / "cpu.cfs_period_us").write_text(str(CPU_PERIOD_US))
+            (path / "cpu.cfs_quota_us").write_text(str(cpu_quota_us(limits)))
+    elif name == "pids":
         (path / "pids.max").write_text(str(limits.max_procs + PIDS_SLACK))
     elif version == 2:
         (path / "memory.max").write_text(str((limits.memory_mb + MEMORY_SLACK_MB) * mb))

@@ -28,7 +28,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -239,15 +239,17 @@ class PackageEnv:
         env = scrubbed_env(home)
         env["PIP_CONFIG_FILE"] = os.devnull
         fds: list[int] = []
+        preexec = None
         if self.isolated:
             readable = [Path(self._uv).parent] if self._uv else []
             argv, fds = bwrap.installer_argv(
                 argv, env=env, writable=[home, self.settings.envs_dir, self.settings.cache_dir], readable=readable
             )
-            env = {}
+            env, preexec = {}, bwrap.installer_preexec()
         try:
             done = subprocess.run(argv, env=env, cwd=home, stdin=subprocess.DEVNULL, capture_output=True,
-                                  timeout=INSTALL_TIMEOUT_S, check=False, pass_fds=fds)
+                                  timeout=INSTALL_TIMEOUT_S, check=False, pass_fds=fds,
+                                  preexec_fn=_installer_umask(preexec))
         except subprocess.TimeoutExpired as exc:
             raise InstallError(f"{what} did not finish within {INSTALL_TIMEOUT_S:.0f} s.") from exc
         except OSError as exc:
@@ -385,6 +387,18 @@ class PackageEnv:
             hashes.append(best[1])
             notes.append(f"{requirement.pin}: the recorded file is for another platform; also accepting {best[0]}")
         return requirement.pin + "".join(f" --hash=sha256:{h}" for h in hashes)
+
+
+def _installer_umask(then: Callable[[], None] | None) -> Callable[[], None]:
+    """Pre-exec hook: files the installer writes stay world-readable, as runs that are not
+    the launcher's uid (a root launcher's, see :mod:`toolsmith.sandbox.userns`) read them."""
+
+    def hook() -> None:
+        os.umask(0o022)
+        if then is not None:
+            then()
+
+    return hook
 
 
 def _names(items: Iterable[object]) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+_FLOATS = ("timeout_s", "cpus")
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -22,6 +24,9 @@ class Limits:
     open_files: int = 512
     output_bytes: int = 256 * 1024
     tmp_size_mb: int = 256
+    # Cores' worth of CPU time for the whole run (a cgroup quota where one is available);
+    # a run never gets every core of the machine.
+    cpus: float = 2.0
 
     def with_timeout(self, timeout_s: float | None) -> Limits:
         return self if timeout_s is None else replace(self, timeout_s=float(timeout_s))
@@ -36,5 +41,5 @@ class Limits:
                 continue
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
                 raise ValueError(f"sandbox.{key} must be a positive number, got {value!r}")
-            values[key] = float(value) if key == "timeout_s" else int(value)
+            values[key] = float(value) if key in _FLOATS else int(value)
         return cls(**values)

@@ -7,6 +7,12 @@ userfaultfd, io_uring, module loading, (re)mounting, new namespaces. Denied call
 with ``EPERM``; everything else is allowed. System calls of a foreign ABI (32-bit
 ``int 0x80`` on x86-64, x32) are denied wholesale, so the table cannot be sidestepped.
 
+``deny_unix_sockets`` also refuses ``socket(AF_UNIX, ...)`` (``socketpair`` stays
+allowed). Runs with the network on use it where the kernel cannot scope abstract unix
+sockets with Landlock (:mod:`toolsmith.sandbox.landlock`): sharing the host's network
+namespace shares its abstract sockets, and a filter cannot tell an abstract address
+from a path, so every new unix socket is refused.
+
 The program is classic BPF, built here byte by byte, for x86-64 and aarch64; on other
 architectures no filter is installed and :func:`program` returns None.
 """
@@ -20,6 +26,7 @@ _LD_W_ABS = 0x20
 _JEQ_K = 0x15
 _JGE_K = 0x35
 _RET_K = 0x06
+_LD_ARG0 = 16  # offsetof(struct seccomp_data, args[0]), low word on little-endian
 _ALLOW = 0x7FFF0000
 _ERRNO = 0x00050000
 _EPERM = 1
@@ -63,6 +70,9 @@ DENIED: dict[str, tuple[int, int]] = {
     "fspick": (433, 433),
     "mount_setattr": (442, 442),
 }
+_AF_UNIX = 1
+# socket(2): (x86-64 number, aarch64 number)
+_SOCKET = (41, 198)
 _ARCHES = {"x86_64": (0xC000003E, 0), "amd64": (0xC000003E, 0), "aarch64": (0xC00000B7, 1), "arm64": (0xC00000B7, 1)}
 
 
@@ -70,21 +80,33 @@ def _op(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
     return struct.pack("=HBBI", code, jt, jf, k)
 
 
-def program(machine: str | None = None) -> bytes | None:
+def program(machine: str | None = None, *, deny_unix_sockets: bool = False) -> bytes | None:
     """The filter as raw ``struct sock_filter`` records, or None on an unknown arch."""
     arch = _ARCHES.get((machine or platform.machine()).lower())
     if arch is None:
         return None
     audit_arch, column = arch
     numbers = sorted({pair[column] for pair in DENIED.values()})
-    checks = [_op(_JEQ_K, nr) for nr in numbers]
-    x32 = [_op(_JGE_K, _X32_BIT)] if column == 0 else []
-    # Layout: arch check, load nr, [x32 check], checks..., ALLOW, DENY.
-    body = x32 + checks
-    records = [_op(_LD_W_ABS, 4), _op(_JEQ_K, audit_arch, 0, len(body) + 2), _op(_LD_W_ABS, 0)]
-    for i, record in enumerate(body):
-        code, _, _, k = struct.unpack("=HBBI", record)
-        records.append(_op(code, k, len(body) - i, 0))  # on match jump to DENY
+    # (code, k, jump-if-true target, jump-if-false target); targets are labels or None (next).
+    body: list[tuple[int, int, str | None, str | None]] = []
+    if column == 0:
+        body.append((_JGE_K, _X32_BIT, "deny", None))
+    body += [(_JEQ_K, nr, "deny", None) for nr in numbers]
+    if deny_unix_sockets:
+        body += [(_JEQ_K, _SOCKET[column], None, "allow"), (_LD_W_ABS, _LD_ARG0, None, None),
+                 (_JEQ_K, _AF_UNIX, "deny", "allow")]
+    head = [(_LD_W_ABS, 4, None, None), (_JEQ_K, audit_arch, None, "deny"), (_LD_W_ABS, 0, None, None)]
+    return _assemble([*head, *body], labels=("allow", "deny"))
+
+
+def _assemble(code: list[tuple[int, int, str | None, str | None]], labels: tuple[str, str]) -> bytes:
+    """Resolve jump labels; the program ends with ``RET ALLOW`` then ``RET EPERM``."""
+    where = {labels[0]: len(code), labels[1]: len(code) + 1}
+    records = []
+    for i, (op, k, true, false) in enumerate(code):
+        jt = where[true] - i - 1 if true else 0
+        jf = where[false] - i - 1 if false else 0
+        records.append(_op(op, k, jt, jf))
     records.append(_op(_RET_K, _ALLOW))
     records.append(_op(_RET_K, _ERRNO | _EPERM))
     return b"".join(records)

@@ -17,7 +17,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, TextIO
 
 from toolsmith.errors import SandboxUnavailableError
-from toolsmith.sandbox import bwrap, cgroups
+from toolsmith.sandbox import bwrap, cgroups, landlock, userns
 from toolsmith.sandbox.backend import Backend
 from toolsmith.sandbox.process import NOT_DEFENDED, ProcessBackend
 
@@ -96,11 +96,24 @@ def describe(settings: Settings) -> dict[str, Any]:
                 f"{n}: v{c.version}" if c.usable else f"{n}: unavailable ({c.reason})" for n, c in controllers.items()
             ),
         },
+        "confinement": _confinement() if usable else None,
         "network_default": settings.network,
         "limits": asdict(settings.limits),
         "not_defended": list(NOT_DEFENDED) if active != "bwrap" else [],
-        "fork_bomb_contained": controllers["pids"].usable or not _is_root(),
+        # Without a pids cgroup, RLIMIT_NPROC holds wherever the run's uid is not root.
+        "fork_bomb_contained": controllers["pids"].usable or not _is_root()
+        or (usable and userns.shared_fd() is not None),
     }
+
+
+def _confinement() -> dict[str, str]:
+    """How bwrap runs are held beyond namespaces: their host uid and the abstract sockets."""
+    sockets = (
+        "host abstract unix sockets are out of reach (Landlock scope)"
+        if landlock.available()
+        else "no Landlock scopes here (Linux < 6.12): runs with the network on cannot create unix sockets"
+    )
+    return {"uid": userns.reason(), "abstract_sockets": sockets}
 
 
 def _is_root() -> bool:
