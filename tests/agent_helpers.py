@@ -91,7 +91,7 @@ def rig(home: Path, **settings_overrides: Any) -> Iterator[Rig]:
     model = ScriptedModel(name="scripted")
     library = ToolLibrary.open(settings)
     try:
-        with ScriptedServer(model) as server:
+        with ScriptedServer(model, strict=True) as server:
             yield Rig(model=model, server=server, library=library, sandbox=Sandbox(settings),
                       settings=settings, web=Web())
     finally:

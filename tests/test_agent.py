@@ -132,8 +132,9 @@ def test_no_create_removes_the_tool_and_the_nudge(tmp_path: Path) -> None:
 
 def test_language_guard_asks_for_the_tasks_language(tmp_path: Path) -> None:
     with rig(tmp_path) as r:
-        r.model.add(final("60 days"), final("相差 60 天"))
-        result = r.agent().run_task("2020-01-01 和 2020-03-01 之间相差多少天？")
+        # the 60 comes from a real run, so only the language is wrong
+        r.model.add(reply(tool_call("code_interpreter", {"code": VERIFY})), final("60 days"), final("相差 60 天"))
+        result = r.agent(allow_create=False).run_task("2020-01-01 和 2020-03-01 之间相差多少天？")
         assert r.guards() == ["language"] and result.answer == "相差 60 天"
 
 

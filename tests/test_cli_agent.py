@@ -91,7 +91,8 @@ def test_dotenv_in_the_working_directory_is_read(tmp_path: Path, server: tuple[S
     proc = toolsmith(["run", "say hello", "--json"], tmp_path / "home", tmp_path)
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    assert events[-1]["type"] == "task_finished" and SECRET not in proc.stdout
+    assert [e["type"] for e in events][-2:] == ["task_finished", "session_finished"] and SECRET not in proc.stdout
+    assert Path(events[-1]["trajectory_file"]).is_file()
 
 
 @pytest.mark.parametrize(

@@ -88,13 +88,12 @@ def test_parse_completion_refuses_unusable_answers() -> None:
         parse_completion(NS(choices=None, error="upstream down"), model="m")
     with pytest.raises(ModelResponseError, match="no message"):
         parse_completion(NS(choices=[NS(message=None)]), model="m")
-    with pytest.raises(ModelResponseError, match="without a function name"):
-        parse_completion(
-            _response(
-                NS(content=None, tool_calls=[NS(id="c", function=NS(name="", arguments=""))])
-            ),
-            model="m",
-        )
+    # a nameless tool call is the model's to fix: it is kept, and the toolbox answers it
+    nameless = parse_completion(
+        _response(NS(content=None, tool_calls=[NS(id="c", function=NS(name="", arguments=""))])),
+        model="m",
+    )
+    assert nameless.tool_calls == (ToolCallRequest("c", "", ""),)
 
 
 def test_cost_uses_the_first_priced_name() -> None:

@@ -3,8 +3,10 @@
 :class:`Agent` owns the conversation with the model. Before the first model call it can
 search the library for the task itself (pre-retrieval), so a reuse task needs only two
 model calls: call the tool, then answer. Each turn it offers the toolbox's current
-tools, executes the model's tool calls in order through the :class:`Toolbox`, and stops
-at a final answer, a budget, or a model error. Everything it does is an event; it never
+tools, makes the reply usable (:mod:`toolsmith.replies`), executes the model's tool calls
+in order through the :class:`Toolbox`, and stops at a final answer, a budget, or a model
+error. An answer first passes the program's reminders (nudge, language, grounding), each
+bounded, and none once the budget is spent. Everything it does is an event; it never
 prints.
 """
 
@@ -33,6 +35,7 @@ from toolsmith.events import (
 from toolsmith.gate import Gate
 from toolsmith.library import ToolLibrary
 from toolsmith.llm import Model, ModelReply, Usage
+from toolsmith.replies import encodable, normalise_reply, strip_thinking
 from toolsmith.sandbox import Sandbox
 from toolsmith.toolbox import Toolbox
 from toolsmith.trajectory import TaskResult
@@ -62,7 +65,8 @@ class _Loop:
     prompt_chars: int = 0
     nudges: int = 0
     empty_replies: int = 0
-    language_reminded: bool = False
+    reminded: set[str] = field(default_factory=set)  # once-per-task reminders already given
+    call_ids: set[str] = field(default_factory=set)  # every tool call id used in this task
 
 
 class Agent:
@@ -91,17 +95,22 @@ class Agent:
         self.on_event = on_event
         self.session_id = session_id or uuid.uuid4().hex[:12]
         self.gate = Gate(runner=sandbox)
+        self.last_result: TaskResult | None = None  # also set when a task ends by raising
 
     def run(self, tasks: list[str]) -> list[TaskResult]:
         return [self.run_task(task, index=i) for i, task in enumerate(tasks)]
 
     def run_task(self, task: str, *, index: int = 0) -> TaskResult:
-        loop = self._start(task, index)
+        self.last_result = None
+        loop = self._start(encodable(task), index)
         status, answer, error = "error", "", None
         try:
             status, answer = self._turns(loop)
-        except ModelConfigError:
-            raise  # a wrong key, model or URL: the user must fix it, retrying tasks is pointless
+        except ModelConfigError as exc:
+            # A wrong key, model or URL: the user must fix it, and retrying tasks is
+            # pointless. The task is still finished, so its record can be written.
+            self._finish(loop, "error", f"The model endpoint refused the run: {exc}", str(exc))
+            raise
         except ModelError as exc:
             error = str(exc)
             answer = f"The model could not be reached: {exc}"
@@ -147,23 +156,33 @@ class Agent:
             reply = self._complete(loop)
             loop.messages.append(reply.assistant_message())
             if reply.tool_calls:
-                for call in reply.tool_calls:
-                    result = loop.toolbox.call(call.id, call.name, call.arguments)
-                    loop.messages.append(
-                        {"role": "tool", "tool_call_id": call.id, "content": loop.toolbox.render(result)}
-                    )
+                self._run_calls(loop, reply)
                 continue
-            answer = (reply.content or "").strip()
-            reminder = self._reminder(loop, answer)
+            answer = strip_thinking(reply.content or "")
+            # A reminder the model has no call left to act on would only discard its answer.
+            spent = self._budget_exhausted(loop) is not None
+            reminder = None if spent else self._reminder(loop, answer, reply.finish_reason)
             if reminder is None:
                 return ("answered", answer) if answer else ("error", "The model gave no answer.")
             loop.messages.append({"role": "user", "content": reminder})
+
+    def _run_calls(self, loop: _Loop, reply: ModelReply) -> None:
+        """Execute one turn's tool calls in order and append their results."""
+        loop.toolbox.begin_turn()
+        truncated = reply.finish_reason == "length"
+        results = [loop.toolbox.call(c.id, c.name, c.arguments, truncated=truncated) for c in reply.tool_calls]
+        if self.settings.max_steps - loop.model_calls == 1:
+            results[-1]["budget"] = prompts.LAST_CALL_NOTE
+        for call, result in zip(reply.tool_calls, results, strict=True):
+            loop.messages.append({"role": "tool", "tool_call_id": call.id, "content": loop.toolbox.render(result)})
 
     def _complete(self, loop: _Loop) -> ModelReply:
         tools = loop.toolbox.schemas()
         chars = sum(len(str(m.get("content") or "")) for m in loop.messages) + len(str(tools))
         started = time.monotonic()
         reply = self.model.complete(loop.messages, tools)
+        offered = [str(t.get("function", {}).get("name")) for t in tools]
+        reply = normalise_reply(reply, offered, loop.call_ids)
         loop.model_calls += 1
         loop.prompt_chars += chars
         loop.usage = loop.usage + reply.usage
@@ -176,9 +195,12 @@ class Agent:
         ))
         return reply
 
-    def _reminder(self, loop: _Loop, answer: str) -> str | None:
+    def _reminder(self, loop: _Loop, answer: str, finish_reason: str | None) -> str | None:
         """A program reminder instead of accepting this reply as the answer, if one is due."""
         ctx = loop.ctx
+        if finish_reason == "length" and "truncated" not in loop.reminded:
+            loop.reminded.add("truncated")
+            return self._fire(ctx, "truncated", prompts.TRUNCATED_NOTE)
         if not answer:
             if loop.empty_replies >= 2:
                 return None
@@ -188,10 +210,15 @@ class Agent:
         if message:
             loop.nudges += 1
             return self._fire(ctx, "nudge", message)
-        message = guards.language(ctx.task, answer, loop.language_reminded)
+        message = guards.language(ctx.task, answer, "language" in loop.reminded)
         if message:
-            loop.language_reminded = True
+            loop.reminded.add("language")
             return self._fire(ctx, "language", message)
+        evidence = "\n".join(str(m.get("content") or "") for m in loop.messages if m.get("role") == "tool")
+        message = guards.grounding(ctx, answer, evidence, "grounding" in loop.reminded)
+        if message:
+            loop.reminded.add("grounding")
+            return self._fire(ctx, "grounding", message)
         return None
 
     @staticmethod
@@ -221,6 +248,7 @@ class Agent:
             total_tokens=loop.usage.total_tokens, cost=loop.usage.cost, prompt_chars=loop.prompt_chars,
             wall_s=wall,
         )
+        self.last_result = result
         ctx.send(TaskFinished(
             task=ctx.index, status=status, steps=ctx.step, model_calls=loop.model_calls,
             total_tokens=loop.usage.total_tokens, cost=loop.usage.cost, wall_s=round(wall, 3),

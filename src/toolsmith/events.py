@@ -114,7 +114,7 @@ class TaskFinished(Event):
     total_tokens: int
     cost: float | None
     wall_s: float
-    outcome: str  # evolved | reused | answered-without-tool | failed
+    outcome: str  # evolved | reused | used-tool | answered-without-tool | failed
 
 
 EventSink = Callable[[Event], None]

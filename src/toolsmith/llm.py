@@ -479,8 +479,9 @@ def _text(content: Any) -> str | None:
 def _tool_call(raw: Any, index: int) -> ToolCallRequest:
     function = getattr(raw, "function", None)
     name = getattr(function, "name", None)
-    if not isinstance(name, str) or not name:
-        raise ModelResponseError(f"The model sent tool call #{index} without a function name.")
+    # A nameless call is the model's mistake to fix: the toolbox answers it with an error
+    # result, rather than the whole task ending here.
+    name = name if isinstance(name, str) else ""
     arguments = getattr(function, "arguments", None)
     if arguments is None:
         arguments = ""

@@ -63,6 +63,16 @@ def pre_retrieval_note(hits: list[dict[str, Any]]) -> str:
 
 EMPTY_REPLY_NOTE = "Reply with a tool call, or with your final answer as text."
 
+TRUNCATED_NOTE = (
+    "Your reply was cut off at the model's output limit (finish_reason=length). Give your "
+    "final answer again, shorter, or make the next tool call."
+)
+
+LAST_CALL_NOTE = (
+    "One model call is left in this task's budget: answer now from the tool outputs you "
+    "have, or say honestly what is missing. Do not start a new step."
+)
+
 BUDGET_ANSWER = (
     "Budget reached ({which}) before the task was finished; no answer is given rather than "
     "an unverified one."

@@ -18,6 +18,7 @@ from typing import Any
 
 from toolsmith.agent import Agent
 from toolsmith.config import Settings
+from toolsmith.errors import ModelConfigError
 from toolsmith.events import Event, EventSink, ModelRetry, TaskStarted, null_sink
 from toolsmith.library import ToolLibrary
 from toolsmith.llm import ChatModel, Model, ProviderConfig, resolve_provider
@@ -124,7 +125,14 @@ def run_session(
                       allow_create=allow_create, on_event=sink, session_id=session_id)
         results: list[TaskResult] = []
         for index, task in enumerate(tasks):
-            result = agent.run_task(task, index=index)
+            try:
+                result = agent.run_task(task, index=index)
+            except ModelConfigError as exc:
+                # Later tasks would fail the same way; keep the record of this one and say where.
+                if agent.last_result is not None:
+                    writer.task(agent.last_result)
+                raise ModelConfigError(f"{exc} The trajectory so far is in {writer.path}.",
+                                       setting=exc.setting or "LLM_API_KEY") from exc
             writer.task(result)
             results.append(result)
     finally:

@@ -10,6 +10,7 @@ as the tool's health; a tool that keeps failing is quarantined.
 
 from __future__ import annotations
 
+import difflib
 import json
 import time
 from collections.abc import Callable
@@ -24,10 +25,15 @@ from toolsmith.library import ToolVersion
 from toolsmith.metatools import code_interpreter, create_tool, search_tools
 from toolsmith.metatools.read_webpage import READ_WEBPAGE_SCHEMA
 from toolsmith.metatools.web_search import WEB_SEARCH_SCHEMA
+from toolsmith.replies import encodable, parse_arguments
 from toolsmith.schema import argument_problems, coerce_arguments
 
 Handler = Callable[[TaskContext, dict[str, Any]], dict[str, Any]]
 RESULT_CHARS = 16_000  # read_webpage cuts text at 12k; leave room for its metadata
+TRUNCATED_HINT = (
+    "Your reply was cut off at the model's output limit (finish_reason=length), which cut "
+    "these arguments short: send shorter code or arguments."
+)
 
 
 def _web_search(ctx: TaskContext, args: dict[str, Any]) -> dict[str, Any]:
@@ -68,6 +74,11 @@ class Toolbox:
         self.ctx = ctx
         self.repeats = guards.RepeatTracker()
         self.reminded: set[str] = set()
+        self.turn: dict[str, tuple[str, dict[str, Any]]] = {}  # this turn's calls, by content
+
+    def begin_turn(self) -> None:
+        """A new model turn: identical calls are only answered once within one turn."""
+        self.turn = {}
 
     def meta_names(self) -> list[str]:
         return [n for n in META_TOOLS if n != "create_tool" or self.ctx.allow_create]
@@ -77,20 +88,25 @@ class Toolbox:
         meta = [META_TOOLS[name][0] for name in self.meta_names()]
         return meta + [tool.openai_schema() for tool in self.ctx.unlocked.values()]
 
-    def call(self, call_id: str, name: str, raw_arguments: Any, *, origin: str = "model") -> dict[str, Any]:
+    def call(
+        self, call_id: str, name: str, raw_arguments: Any, *, origin: str = "model", truncated: bool = False
+    ) -> dict[str, Any]:
         """Run one tool call and return its JSON-able result (never raises for model errors)."""
         ctx = self.ctx
-        args, parse_error = _parse_arguments(raw_arguments)
+        args, parse_error = parse_arguments(raw_arguments)
         is_library = name in ctx.unlocked and name not in META_TOOLS
         ctx.send(ToolCalled(task=ctx.index, step=ctx.step, call_id=call_id, name=name,
                             arguments=args if parse_error is None else raw_arguments,
                             origin=origin, library=is_library))
         started = time.monotonic()
-        result = (
-            {"ok": False, "error": f"The arguments for {name} are not valid JSON ({parse_error}). "
-             "Send one JSON object that matches the tool's parameters."}
-            if parse_error is not None else self._dispatch(name, args)
-        )
+        if parse_error is not None:
+            result: dict[str, Any] = {
+                "ok": False, "error": f"The arguments for {name} are not valid JSON ({parse_error}). "
+                "Send one JSON object that matches the tool's parameters."}
+            if truncated:
+                result["hint"] = TRUNCATED_HINT
+        else:
+            result = self._once_per_turn(call_id, name, args)
         ok = bool(result.get("ok"))
         intervention = self.repeats.record(name, args if parse_error is None else raw_arguments, ok)
         if intervention:
@@ -107,7 +123,18 @@ class Toolbox:
 
     def render(self, result: dict[str, Any]) -> str:
         """The tool message content the model sees: JSON, capped head and tail."""
-        return cap_middle(json.dumps(result, ensure_ascii=False, default=str))
+        return encodable(cap_middle(json.dumps(result, ensure_ascii=False, default=str)))
+
+    def _once_per_turn(self, call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Dispatch, unless this turn already made the very same call (a model stutter)."""
+        key = self.repeats.key(name, args)
+        if key in self.turn:
+            first_id, first = self.turn[key]
+            return {**first, "duplicate_of": first_id,
+                    "note": f"Same call as {first_id} in this turn: it ran once, and this is its result."}
+        result = self._dispatch(name, args)
+        self.turn[key] = (call_id, result)
+        return result
 
     # -- dispatch ----------------------------------------------------------------------
 
@@ -151,8 +178,13 @@ class Toolbox:
             exists = False
         if exists:
             return self._guard("unlocking", guards.unlocking_message(name))
-        available = ", ".join(self.meta_names() + list(ctx.unlocked))
-        return {"ok": False, "error": f"There is no tool named {name!r}. Available tools: {available}."}
+        offered = self.meta_names() + list(ctx.unlocked)
+        available = ", ".join(offered)
+        if not name.strip():
+            return {"ok": False, "error": f"The tool call has no function name. Available tools: {available}."}
+        close = difflib.get_close_matches(name, offered, n=1, cutoff=0.6)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        return {"ok": False, "error": f"There is no tool named {name!r}.{hint} Available tools: {available}."}
 
     def _guard(self, guard: str, message: str) -> dict[str, Any]:
         ctx = self.ctx
@@ -182,20 +214,6 @@ class Toolbox:
                 f"same name {tool.name!r} to store a new version."
             )
         return payload
-
-
-def _parse_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
-    if isinstance(raw, dict):
-        return raw, None
-    if raw is None or (isinstance(raw, str) and not raw.strip()):
-        return {}, None
-    try:
-        value = json.loads(raw) if isinstance(raw, (str, bytes)) else raw
-    except ValueError as exc:
-        return {}, str(exc)
-    if not isinstance(value, dict):
-        return {}, f"expected a JSON object, got {type(value).__name__}"
-    return value, None
 
 
 def summarize(result: dict[str, Any], limit: int = 160) -> str:

@@ -3,7 +3,8 @@
 Every run writes a JSON-lines file: one line per event as it happens (so a crash still
 leaves the trajectory so far) and one ``task`` line per finished task with the whole
 message transcript and usage. Every string passes through :class:`Redactor` first, so
-an API key can never reach the file, whatever the model or a web page echoed.
+an API key can never reach the file, whatever the model or a web page echoed (and so no
+string that cannot be encoded, such as a lone surrogate, can break a write).
 """
 
 from __future__ import annotations
@@ -19,9 +20,14 @@ from typing import Any
 
 from toolsmith.context import Action
 from toolsmith.events import Event
+from toolsmith.replies import encodable
 
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)
-_KEY_SHAPES = re.compile(r"\b(sk-[A-Za-z0-9_\-]{16,}|Bearer\s+[A-Za-z0-9._\-]{16,})")
+_KEY_SHAPES = re.compile(
+    r"\b(sk-[A-Za-z0-9_\-]{16,}|Bearer\s+[A-Za-z0-9._\-]{16,}|sk_(?:live|test)_[A-Za-z0-9]{16,}"
+    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|hf_[A-Za-z0-9]{30,}|glpat-[A-Za-z0-9_\-]{20,}"
+    r"|AIza[0-9A-Za-z_\-]{35}|AKIA[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9\-]{10,})"
+)
 REDACTED = "[redacted]"
 
 
@@ -37,6 +43,7 @@ class Redactor:
         return cls(value for name, value in env.items() if _SECRET_NAME.search(name))
 
     def text(self, value: str) -> str:
+        value = encodable(value)
         for secret in self.secrets:
             if secret in value:
                 value = value.replace(secret, REDACTED)
@@ -109,6 +116,8 @@ class TaskResult:
             return "evolved"
         if self.reuse_verdict()["reused"]:
             return "reused"
+        if any(a.library and a.ok for a in self.actions):
+            return "used-tool"  # a stored tool answered, but the task also searched or built
         return "answered-without-tool"
 
     def summary(self) -> dict[str, Any]:
@@ -149,7 +158,7 @@ class TrajectoryWriter:
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         self.path = directory / f"{stamp}-{session_id}.jsonl"
         self.redactor = redactor
-        self._fh = self.path.open("a", encoding="utf-8")
+        self._fh = self.path.open("a", encoding="utf-8", errors="backslashreplace")
 
     def _write(self, record: dict[str, Any]) -> None:
         self._fh.write(json.dumps(self.redactor.data(record), ensure_ascii=False, default=str) + "\n")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from toolsmith.cli.render import make_renderer
 from toolsmith.llm import load_dotenv_files
 from toolsmith.offline import OfflineReport, run_offline
 from toolsmith.session import SessionReport, run_session, write_output
+from toolsmith.trajectory import Redactor
 
 DEMO_TASKS = (
     "What is the latest stock price of NVIDIA (NVDA), and how much has it changed compared with one week ago?",
@@ -83,7 +85,12 @@ def _run(
 def _finish(report: SessionReport, output: Path | None, json_mode: bool) -> None:
     if output:
         write_output(output, report.to_dict())
-    if json_mode:
+    if json_mode:  # the last line of the event stream: where the run was recorded
+        record = {"type": "session_finished", "session_id": report.session_id,
+                  "trajectory_file": str(report.trajectory_path) if report.trajectory_path else None,
+                  "output": str(output) if output else None, "reuse_held": report.reuse_held,
+                  "outcomes": [r.outcome for r in report.results]}
+        print(json.dumps(Redactor.from_environment().data(record), ensure_ascii=False), flush=True)
         return
     if report.fresh_backup:
         console.print(f"previous library moved to {report.fresh_backup}")

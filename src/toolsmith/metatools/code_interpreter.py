@@ -11,6 +11,7 @@ from typing import Any
 
 from toolsmith.context import TaskContext
 from toolsmith.errors import InstallError, PackageError, PackageRefused
+from toolsmith.replies import usable_code
 
 NO_OUTPUT_NOTE = (
     "The code ran but printed nothing, so this run does not count as verification. "
@@ -45,7 +46,7 @@ SCHEMA: dict[str, Any] = {
 
 
 def handle(ctx: TaskContext, args: dict[str, Any]) -> dict[str, Any]:
-    code = args["code"]
+    code = usable_code(args["code"])
     timeout = _timeout(args.get("timeout"), ctx.settings.limits.timeout_s)
     try:
         run = ctx.sandbox.run_code(code, pip_install=args.get("pip_install"), timeout_s=timeout)

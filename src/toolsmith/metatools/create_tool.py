@@ -21,6 +21,7 @@ from toolsmith.errors import ToolNotFoundError
 from toolsmith.events import GuardFired
 from toolsmith.library import Status, ToolVersion
 from toolsmith.library.models import Provenance, ToolSpec
+from toolsmith.replies import usable_code
 from toolsmith.trajectory import Redactor
 
 SCHEMA: dict[str, Any] = {
@@ -107,7 +108,7 @@ def _spec(ctx: TaskContext, args: dict[str, Any]) -> ToolSpec:
         name=str(args["name"]).strip(),
         description=str(args["description"]).strip(),
         parameters=parameters if isinstance(parameters, dict) else {},
-        code=str(args["code"]),
+        code=usable_code(str(args["code"])),
         test_args=test_args if isinstance(test_args, dict) else {},
         requirements=tuple(sorted(ctx.installed.values(), key=lambda r: r.name)),
         keywords=tuple(str(k)[:60] for k in keywords[:20]),

@@ -18,7 +18,7 @@ from toolsmith.testing.scripted import (
     reply,
     tool_call,
 )
-from toolsmith.testing.server import Fault, ScriptedServer, completion_payload
+from toolsmith.testing.server import Fault, ScriptedServer, completion_payload, transcript_problem
 
 __all__ = [
     "Fault",
@@ -32,4 +32,5 @@ __all__ = [
     "last_user_text",
     "reply",
     "tool_call",
+    "transcript_problem",
 ]

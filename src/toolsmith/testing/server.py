@@ -4,7 +4,9 @@ Tests point a real :class:`~toolsmith.llm.ChatModel` (real SDK, real HTTP) at it
 whole client path runs without any model provider. It serves ``POST /v1/chat/completions``
 (non-streaming) and ``GET /v1/models``, records what it received, and plays a queue of
 faults before normal answers: error statuses with ``Retry-After``, hangs, dropped
-connections and raw bodies.
+connections and raw bodies. With ``strict=True`` it refuses a transcript the way strict
+providers do (HTTP 400): a tool message that answers no pending tool call, a tool call
+left unanswered, an empty or repeated call id.
 
 This is test infrastructure: the HTTP server runs in a background thread, which the house
 rule against threads (about timing out untrusted code) does not concern.
@@ -120,12 +122,13 @@ class _Handler(BaseHTTPRequestHandler):
 class ScriptedServer:
     """An OpenAI-compatible endpoint on loopback backed by ``model``. Use as a context manager."""
 
-    def __init__(self, model: Model, *, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, model: Model, *, host: str = "127.0.0.1", port: int = 0, strict: bool = False) -> None:
         if not is_loopback_url(f"http://{_bracket(host)}/"):
             raise ConfigError(
                 f"ScriptedServer only listens on loopback; got host {host!r}.", setting="host"
             )
         self.model = model
+        self.strict = strict
         self.host = host
         self._port = port
         self._lock = threading.Lock()
@@ -237,6 +240,9 @@ class ScriptedServer:
             return 400, _error(
                 "ScriptedServer does not stream; call without stream=True.", "invalid_request_error"
             )
+        problem = transcript_problem(body["messages"]) if self.strict else None
+        if problem is not None:
+            return 400, _error(problem, "invalid_request_error")
         try:
             result = self.model.complete(body["messages"], body.get("tools") or [])
         except Exception as exc:  # any failure of the scripted model goes back as HTTP 400
@@ -282,6 +288,34 @@ def completion_payload(
         "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
         "usage": usage,
     }
+
+
+def transcript_problem(messages: list[Any]) -> str | None:
+    """Why a strict provider would refuse this transcript, or None when it is well formed."""
+    pending: list[str] = []  # call ids of the last assistant message not yet answered
+    seen: set[str] = set()
+    for i, message in enumerate(messages):
+        role = message.get("role") if isinstance(message, dict) else None
+        if role == "tool":
+            call_id = message.get("tool_call_id")
+            if call_id not in pending:
+                return (f"messages[{i}]: a tool message must answer a tool call of the assistant turn "
+                        f"before it (tool_call_id {call_id!r}).")
+            pending.remove(call_id)
+            continue
+        if pending:
+            return f"messages[{i}]: tool calls {pending} of the assistant turn before have no tool message."
+        if role == "assistant" and isinstance(message, dict):
+            ids = [c.get("id") if isinstance(c, dict) else None for c in message.get("tool_calls") or []]
+            names = [x for x in ids if isinstance(x, str) and x]
+            if len(names) != len(ids):
+                return f"messages[{i}]: every tool call needs a non-empty id."
+            repeated = sorted({x for x in names if names.count(x) > 1 or x in seen})
+            if repeated:
+                return f"messages[{i}]: tool call ids {repeated} are used more than once."
+            pending = names
+            seen.update(names)
+    return f"the transcript ends with unanswered tool calls {pending}." if pending else None
 
 
 def _route(path: str) -> str:
