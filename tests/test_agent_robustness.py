@@ -16,7 +16,7 @@ import pytest
 from agent_helpers import DAYS_CODE, VERIFY, answer_from_tool, create_days_tool, evolve_script, rig
 from toolsmith.context import WebAccess
 from toolsmith.llm import ModelReply, ToolCallRequest
-from toolsmith.replies import encodable, strip_thinking, usable_code
+from toolsmith.replies import encodable, strip_thinking, text_tool_calls, usable_code
 from toolsmith.testing import final, reply, tool_call, transcript_problem
 
 PRINT = {"code": "print(41 + 1)"}
@@ -287,3 +287,11 @@ def test_fenced_or_twice_escaped_code_runs_and_is_stored_clean(tmp_path: Path) -
 ])
 def test_usable_code(code: str, usable: str) -> None:
     assert usable_code(code) == usable
+
+
+def test_a_call_the_model_only_thought_about_is_not_made() -> None:
+    thought = '<think>I could send <tool_call>{"name": "web_search", "arguments": {}}</tool_call></think>Hello'
+    assert text_tool_calls(thought, ["web_search"]) == ([], thought)
+    said = '<think>search first</think><tool_call>{"name": "web_search", "arguments": {"query": "q"}}</tool_call>'
+    calls, rest = text_tool_calls(said, ["web_search"])
+    assert [(c.name, json.loads(c.arguments)) for c in calls] == [("web_search", {"query": "q"})] and rest == ""

@@ -121,12 +121,12 @@ def text_tool_calls(content: str, offered: Collection[str]) -> tuple[list[ToolCa
     Only calls naming an offered tool count, so an answer that happens to be JSON stays
     an answer.
     """
-    tagged = _TAGGED_CALL.findall(content)
+    text = strip_thinking(content)  # a call the model only thought about is not made
+    tagged = _TAGGED_CALL.findall(text)
     if tagged:
-        rest = _TAGGED_CALL.sub("", content).strip()
+        rest = _TAGGED_CALL.sub("", text).strip()
         payloads: list[Any] = [_json_or_none(t) for t in tagged]
     else:
-        text = strip_thinking(content)
         for prefix in _CALL_PREFIXES:
             text = text.removeprefix(prefix).strip()
         rest, payloads = "", [_json_or_none(_unfence(text))]
