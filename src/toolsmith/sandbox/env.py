@@ -8,7 +8,10 @@ config file, keep their cache in ``settings.cache_dir`` and run from a scrubbed
 environment, so no API key reaches a package's code; where bwrap works they also run
 inside it, seeing only the environment and cache directories (a source build runs the
 package's own code). They never happen inside a run of model-written code; while such
-code runs, the environment is mounted read only.
+code runs, the environment is mounted read only. A distribution that brings a startup
+hook (a ``.pth`` file with code, a ``sitecustomize`` module; see
+:mod:`toolsmith.sandbox.hooks`) is removed again and refused unless ``packages.allow``
+names it: its code would otherwise run in every later run and inside later installs.
 
 After an install the full dependency closure of what was asked for is read from the
 installed metadata (no code runs for that) and recorded as :class:`Requirement` pins:
@@ -43,7 +46,7 @@ from packaging.version import InvalidVersion, Version
 from toolsmith.errors import InstallError, PackageRefused
 from toolsmith.index import PackageIndex, normalize_name, resolve_index_url
 from toolsmith.library.models import Requirement
-from toolsmith.sandbox import bwrap
+from toolsmith.sandbox import bwrap, hooks
 from toolsmith.sandbox.backend import base_python
 from toolsmith.sandbox.packages import Request, check_requests, parse_request, parse_requests
 
@@ -201,8 +204,41 @@ class PackageEnv:
             return ()
         with self._locked():
             self._ensure()
+            self._drop_hooks(refuse=False)
             self._run(self._install_argv([str(r) for r in requests]), what=f"Installing {_names(requests)}")
+            self._drop_hooks(refuse=True)
         return self.pins(requests)
+
+    def _drop_hooks(self, *, refuse: bool) -> None:
+        """Remove startup hooks nobody accepted, and the distributions that brought them.
+
+        Before an installer runs (``refuse=False``) this clears hooks an older toolsmith
+        let in, since the installer starts the environment's interpreter; after it
+        (``refuse=True``) a new hook refuses the install. The hook files go first, so
+        the uninstaller's own start of the interpreter runs none of them.
+        """
+        found = hooks.foreign(self.site_packages, self.settings.allow_packages)
+        if not found:
+            return
+        hooks.remove(self.site_packages, found)
+        owners = sorted({h.owner for h in found if h.owner})
+        if owners:
+            self._run(self._uninstall_argv(owners), what=f"Removing {', '.join(owners)}")
+        if refuse:
+            files = ", ".join(h.name for h in found)
+            raise PackageRefused(
+                ", ".join(owners) or files,
+                f"it installs a start-up hook ({files}) whose code would run at every start of the environment's "
+                f"interpreter, in every tool's runs and inside later installs; it was removed again. Pick another "
+                f"package, or a user can accept it by adding it to packages.allow in config.toml",
+            )
+
+    def _uninstall_argv(self, names: list[str]) -> list[str]:
+        if self._uv:
+            return [self._uv, "pip", "uninstall", "--no-config", "--python", str(self.python), "--no-progress",
+                    "--color", "never", *names]
+        return [str(self.python), "-I", "-m", "pip", "uninstall", "--isolated", "--yes",
+                "--disable-pip-version-check", *names]
 
     def _install_argv(self, requirements: list[str], *, require_hashes: bool = False) -> list[str]:
         index = ["--index-url", self.index_url]
@@ -358,9 +394,11 @@ class PackageEnv:
             notes.append("some pins have no recorded sha256, so the install is not hash-checked")
         with self._locked(), tempfile.TemporaryDirectory(prefix="sync-", dir=self._cache("home")) as tmp:
             self._ensure()
+            self._drop_hooks(refuse=False)
             spec = Path(tmp) / "requirements.txt"
             spec.write_text("\n".join(lines) + "\n", encoding="utf-8")
             self._run(self._install_argv(["-r", str(spec)], require_hashes=hashed), what=f"Syncing {_names(missing)}")
+            self._drop_hooks(refuse=True)
         still = self.missing(wanted)
         if still:
             raise InstallError(f"Syncing left {_names(still)} at other versions than recorded.")
