@@ -353,3 +353,22 @@ def test_outbound_connections_fail_without_network(bwrap_sandbox: Sandbox) -> No
     """, network=False)
     assert "connected" not in out.exec.stdout
     assert out.exec.stdout.count("failed") == 3
+
+
+# --- the host reading a call's result -----------------------------------------------------
+
+
+@pytest.mark.parametrize("depth", [200_000, 150])
+def test_a_result_nested_to_exhaust_the_hosts_recursion_is_refused(bwrap_sandbox: Sandbox, depth: int) -> None:
+    code = f"""
+import os
+def run():
+    with open('_result.json', 'w') as fh:
+        fh.write('{{"ok": true, "value": ' + '[' * {depth} + ']' * {depth} + '}}')
+    os._exit(0)
+"""
+    result = bwrap_sandbox.call_tool(code, {})  # used to raise RecursionError in the host process
+    assert not result.ok and result.error_type == "not_json"
+    assert "nested deeper than" in (result.error or "")
+    flat = bwrap_sandbox.call_tool("def run():\n    return [[[1]]]\n", {})
+    assert flat.ok and flat.value == [[[1]]]

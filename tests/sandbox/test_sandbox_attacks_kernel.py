@@ -223,6 +223,19 @@ def test_the_only_inherited_fds_are_the_standard_streams(bwrap_sandbox: Sandbox,
     assert canary_env not in everything(out) and "memfd:" not in out.exec.stdout
 
 
+def test_descriptors_of_bwraps_init_cannot_be_taken(bwrap_sandbox: Sandbox) -> None:
+    out = run(bwrap_sandbox, """
+        import ctypes, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        pidfd = libc.syscall(434, 1, 0)  # pidfd_open(bwrap's init)
+        taken = [libc.syscall(438, pidfd, fd, 0) for fd in range(16)]  # pidfd_getfd
+        print('pidfd', pidfd >= 0, 'taken', sum(fd >= 0 for fd in taken))
+    """)
+    assert out.exec.ok, out.exec.stderr
+    assert out.exec.stdout.strip() == "pidfd True taken 0"
+
+
 # --- abstract unix sockets -------------------------------------------------------------------
 
 

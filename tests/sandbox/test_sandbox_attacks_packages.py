@@ -14,7 +14,9 @@ import base64
 import hashlib
 import http.server
 import shutil
+import textwrap
 import threading
+import time
 import zipfile
 from collections.abc import Iterator
 from dataclasses import replace
@@ -23,10 +25,11 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.helpers import run
+from sandbox.helpers import SMALL, leftovers, marker, processes_with, reexec_prelude, run
 from toolsmith.config import Settings
-from toolsmith.errors import PackageRefused
-from toolsmith.sandbox import PackageEnv, Sandbox, bwrap, hooks
+from toolsmith.errors import InstallError, PackageRefused
+from toolsmith.sandbox import PackageEnv, Sandbox, bwrap, cgroups, hooks
+from toolsmith.sandbox.backend import base_python
 
 
 def _record_line(name: str, data: bytes) -> str:
@@ -174,3 +177,63 @@ def test_a_refused_hook_never_reaches_a_sandboxed_run(
     assert out.exec.stdout.strip() == "2 False", out.exec.stderr
     assert "HOOK RAN" not in out.exec.stderr
     assert not hook_marker.exists()
+
+
+# --- source builds (packages.only_binary = false) run a package's code in the installer -----
+
+
+@pytest.fixture
+def small_installs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolsmith.sandbox import env as env_module
+
+    monkeypatch.setattr(env_module, "INSTALL_LIMITS", replace(SMALL, timeout_s=6.0, output_bytes=16 * 1024))
+
+
+def test_a_build_that_forks_without_end_is_capped_and_leaves_nothing(
+    settings: Settings, small_installs: None
+) -> None:
+    tag = marker()
+    env = PackageEnv(settings)
+    peak: list[int] = []
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.is_set():
+            peak.append(len(processes_with(tag)))
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    bomb = reexec_prelude(tag) + textwrap.dedent("""
+        import time
+        if os.fork() == 0:
+            os.setsid()  # a daemon that means to outlive the build
+            while True:
+                time.sleep(1)
+        start = time.monotonic()
+        while time.monotonic() - start < 2:
+            try:
+                os.fork()
+            except OSError:
+                time.sleep(0.01)
+        os._exit(0)
+    """)
+    try:
+        env._run([str(base_python()), "-I", "-S", "-c", bomb], what="Building evilpkg")
+    except InstallError:
+        pass
+    finally:
+        stop.set()
+        watcher.join()
+    if cgroups.support()["pids"].usable:
+        assert max(peak) <= SMALL.max_procs + cgroups.PIDS_SLACK
+    assert leftovers(tag) == []
+
+
+def test_a_build_that_floods_its_output_is_read_with_a_cap(settings: Settings, small_installs: None) -> None:
+    env = PackageEnv(settings)
+    flood = "import sys\nfor _ in range(4096):\n    sys.stderr.write('x' * 65536)\nsys.exit(1)\n"
+    with pytest.raises(InstallError) as caught:
+        env._run([str(base_python()), "-I", "-S", "-c", flood], what="Building evilpkg")
+    assert len(caught.value.stderr) <= 16 * 1024 + 200  # 256 MiB written, 16 KiB kept
+    assert "cut by the sandbox output cap" in caught.value.stderr

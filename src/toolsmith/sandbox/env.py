@@ -7,7 +7,8 @@ wheels only unless ``packages.only_binary`` is false, always name the index expl
 config file, keep their cache in ``settings.cache_dir`` and run from a scrubbed
 environment, so no API key reaches a package's code; where bwrap works they also run
 inside it, seeing only the environment and cache directories (a source build runs the
-package's own code). They never happen inside a run of model-written code; while such
+package's own code), and always in their own cgroups (processes, memory, CPU) with their
+output read under a byte cap. They never happen inside a run of model-written code; while such
 code runs, the environment is mounted read only. A distribution that brings a startup
 hook (a ``.pth`` file with code, a ``sitecustomize`` module; see
 :mod:`toolsmith.sandbox.hooks`) is removed again and refused unless ``packages.allow``
@@ -47,13 +48,18 @@ from toolsmith.errors import InstallError, PackageRefused
 from toolsmith.index import PackageIndex, normalize_name, resolve_index_url
 from toolsmith.library.models import Requirement
 from toolsmith.sandbox import bwrap, hooks
-from toolsmith.sandbox.backend import base_python
+from toolsmith.sandbox.backend import base_python, chain, supervise
+from toolsmith.sandbox.cgroups import RunCgroup
+from toolsmith.sandbox.limits import Limits
 from toolsmith.sandbox.packages import Request, check_requests, parse_request, parse_requests
 
 if TYPE_CHECKING:
     from toolsmith.config import Settings
 
 INSTALL_TIMEOUT_S = 900.0
+# Room for an installer (and a source build) while it cannot take the machine.
+INSTALL_LIMITS = Limits(timeout_s=INSTALL_TIMEOUT_S, memory_mb=8192, max_procs=1024, cpus=4.0,
+                        output_bytes=1024 * 1024)
 # Paths and proxies an installer needs to reach the index; nothing else of ours passes.
 _PASS_THROUGH = (
     "SSL_CERT_FILE", "SSL_CERT_DIR", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY",
@@ -282,22 +288,24 @@ class PackageEnv:
                 argv, env=env, writable=[home, self.settings.envs_dir, self.settings.cache_dir], readable=readable
             )
             env, preexec = {}, bwrap.installer_preexec()
+        # A source build runs a package's code: it gets a process, memory and CPU cap, and
+        # its output is read with a byte cap like any sandboxed run's.
+        cgroup = RunCgroup.create(INSTALL_LIMITS)
         try:
-            done = subprocess.run(argv, env=env, cwd=home, stdin=subprocess.DEVNULL, capture_output=True,
-                                  timeout=INSTALL_TIMEOUT_S, check=False, pass_fds=fds,
-                                  preexec_fn=_installer_umask(preexec))
-        except subprocess.TimeoutExpired as exc:
-            raise InstallError(f"{what} did not finish within {INSTALL_TIMEOUT_S:.0f} s.") from exc
-        except OSError as exc:
+            done = supervise(argv, env=env, cwd=home, limits=INSTALL_LIMITS, backend="installer",
+                             network=True, preexec=chain(cgroup.joiner(), _installer_umask(preexec)),
+                             pass_fds=fds, cgroup=cgroup, signal_exit_offset=self.isolated)
+        except (OSError, subprocess.SubprocessError) as exc:
             raise InstallError(f"{what} failed: the installer could not start ({exc}).") from exc
         finally:
             for fd in fds:
                 os.close(fd)
-        if done.returncode != 0:
-            stderr = done.stderr.decode("utf-8", "replace")
-            lines = [ln for ln in stderr.strip().splitlines() if ln.strip()][-6:]
-            raise InstallError(f"{what} failed: {' | '.join(lines) or 'no output'}{_wheel_hint(stderr)}",
-                               stderr=stderr, exit_code=done.returncode)
+        if done.timed_out:
+            raise InstallError(f"{what} did not finish within {INSTALL_TIMEOUT_S:.0f} s.")
+        if done.exit_code != 0:
+            lines = [ln for ln in done.stderr.strip().splitlines() if ln.strip()][-6:]
+            raise InstallError(f"{what} failed: {' | '.join(lines) or 'no output'}{_wheel_hint(done.stderr)}",
+                               stderr=done.stderr, exit_code=done.exit_code)
 
     # -- what is installed ------------------------------------------------------------
 

@@ -22,6 +22,9 @@ RESULT_FILE = "_result.json"
 TOOL_FILE = "tool.py"
 OUTPUTS = (RESULT_FILE,)
 MAX_RESULT_BYTES = 8 * 1024 * 1024
+# Deeper values are refused: the tool writes the file, and a deep enough nesting would
+# raise RecursionError in whatever walks the value next on the host (json, the library).
+MAX_RESULT_DEPTH = 100
 
 HARNESS_SOURCE = r'''
 import importlib.util, json, os, sys, traceback
@@ -90,6 +93,10 @@ def read_call_result(workdir: Path, run: ExecResult) -> ToolCallResult:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         return _failure(run, "not_json", f"the tool's result could not be decoded: {exc}")
+    except RecursionError:
+        return _too_deep(run)
+    if _depth(data) > MAX_RESULT_DEPTH + 1:  # the envelope adds one level
+        return _too_deep(run)
     if not isinstance(data, dict) or "ok" not in data:
         return _failure(run, "not_json", "the tool's result file was overwritten with something else")
     if data["ok"] is True:
@@ -101,6 +108,24 @@ def read_call_result(workdir: Path, run: ExecResult) -> ToolCallResult:
         traceback=data.get("traceback"),
         exec=run,
     )
+
+
+def _depth(value: Any) -> int:
+    """How deeply lists and dicts nest in ``value`` (iteratively: no recursion to exhaust)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (list, dict)):
+            deepest = max(deepest, level)
+            if deepest > MAX_RESULT_DEPTH + 1:
+                break
+            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def _too_deep(run: ExecResult) -> ToolCallResult:
+    return _failure(run, "not_json", f"run() returned a value nested deeper than {MAX_RESULT_DEPTH} levels; "
+                    "return a flatter structure")
 
 
 def _failure(run: ExecResult, kind: str, message: str) -> ToolCallResult:

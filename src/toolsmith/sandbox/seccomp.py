@@ -1,8 +1,8 @@
 """A small seccomp filter for sandboxed runs: deny the syscalls no tool needs.
 
 Namespaces already hide the host; this filter removes kernel attack surface and the
-in-sandbox tricks namespaces do not stop: ``ptrace`` and ``process_vm_*`` (attaching to
-bwrap's own init would stall the run until its timeout), keyrings, BPF, perf events,
+in-sandbox tricks namespaces do not stop: ``ptrace``, ``process_vm_*`` and ``pidfd_getfd``
+(attaching to bwrap's own init would stall the run until its timeout), keyrings, BPF, perf events,
 userfaultfd, io_uring, module loading, (re)mounting, new namespaces. Denied calls fail
 with ``EPERM``; everything else is allowed. System calls of a foreign ABI (32-bit
 ``int 0x80`` on x86-64, x32) are denied wholesale, so the table cannot be sidestepped.
@@ -37,6 +37,7 @@ DENIED: dict[str, tuple[int, int]] = {
     "ptrace": (101, 117),
     "process_vm_readv": (310, 270),
     "process_vm_writev": (311, 271),
+    "pidfd_getfd": (438, 438),
     "kexec_load": (246, 104),
     "kexec_file_load": (320, 294),
     "init_module": (175, 105),
