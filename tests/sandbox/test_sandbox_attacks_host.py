@@ -106,6 +106,26 @@ def test_home_directory_is_not_visible(bwrap_sandbox: Sandbox, secrets_on_host: 
     assert "HOME /sandbox/.home []" in out.exec.stdout
 
 
+def test_an_interpreter_prefix_holding_the_home_is_not_bound_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolsmith.sandbox import bwrap as bwrap_module
+
+    home = tmp_path / "alice"  # Python built with --prefix=$HOME: the prefix *is* the home
+    (home / "bin").mkdir(parents=True)
+    (home / "lib" / "python3.11").mkdir(parents=True)
+    (home / ".env").write_text(f"OPENAI_API_KEY={CANARY}\n")
+    exe = home / "bin" / "python3"
+    exe.write_text("")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setattr(sys, "base_prefix", str(home))
+    monkeypatch.setattr(bwrap_module, "base_python", lambda: exe)
+    roots = bwrap_module.interpreter_roots()
+    assert not any(root == str(home) or str(home).startswith(root.rstrip("/") + "/") for root in roots)
+    assert set(roots) == {str(exe), str(home / "lib")}
+    assert not any(str(home / ".env").startswith(root) for root in roots)
+
+
 def test_project_env_file_is_not_readable(bwrap_sandbox: Sandbox, secrets_on_host: dict[str, Path]) -> None:
     env_file = secrets_on_host["env_file"]
     out = run(bwrap_sandbox, f"""

@@ -92,9 +92,10 @@ def index(tmp_path: Path) -> Iterator[LocalIndex]:
 
 @pytest.fixture
 def hook_marker(settings: Settings) -> Path:
-    """Where a hook leaves its trace: the package cache, writable inside the installer's sandbox."""
-    settings.cache_dir.mkdir(parents=True, exist_ok=True)
-    return settings.cache_dir / "the-hook-ran"
+    """Where a hook leaves its trace: the installer's cache, writable inside its sandbox."""
+    cache = settings.cache_dir / PackageEnv(settings).tool
+    cache.mkdir(parents=True, exist_ok=True)
+    return cache / "the-hook-ran"
 
 
 def _evil(index: LocalIndex, marker: Path, *, kind: str = "pth") -> None:
@@ -237,3 +238,20 @@ def test_a_build_that_floods_its_output_is_read_with_a_cap(settings: Settings, s
         env._run([str(base_python()), "-I", "-S", "-c", flood], what="Building evilpkg")
     assert len(caught.value.stderr) <= 16 * 1024 + 200  # 256 MiB written, 16 KiB kept
     assert "cut by the sandbox output cap" in caught.value.stderr
+
+
+def test_a_build_reaches_neither_other_environments_nor_toolsmiths_caches(settings: Settings) -> None:
+    env = PackageEnv(settings)
+    if not env.isolated:
+        pytest.skip("installers run under bwrap only where it works")
+    other = settings.envs_dir / "cpython399"
+    other.mkdir(parents=True)
+    listing = settings.cache_dir / "index-listing-test.json"
+    listing.parent.mkdir(parents=True, exist_ok=True)
+    listing.write_text('{"names": ["requests"]}')
+    targets = [other / "planted.py", listing, settings.cache_dir / "planted", settings.home / "planted"]
+    code = "\n".join(f"try:\n    open({str(t)!r}, 'w').write('x')\nexcept OSError:\n    pass" for t in targets)
+    env._run([str(base_python()), "-I", "-S", "-c", code], what="Building evilpkg")
+    assert not (other / "planted.py").exists()
+    assert listing.read_text() == '{"names": ["requests"]}'
+    assert not (settings.cache_dir / "planted").exists() and not (settings.home / "planted").exists()

@@ -30,7 +30,9 @@ ends, or the supervisor kills bwrap, every process left in the sandbox (double-f
 
 from __future__ import annotations
 
+import contextlib
 import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -66,7 +68,12 @@ def find_bwrap() -> str | None:
 
 
 def interpreter_roots() -> list[str]:
-    """Host directories the base interpreter needs (its prefix), outside ``/usr``."""
+    """Host paths the base interpreter needs (its prefix), outside ``/usr``.
+
+    A prefix that holds the user's home or the working directory (Python built with
+    ``--prefix=$HOME``, an interpreter copied to ``~/bin``) is never bound whole: only
+    its ``lib`` directories and the interpreter's own files are.
+    """
     executable = os.path.realpath(base_python())
     candidates = [sys.base_prefix, os.path.realpath(sys.base_prefix), str(Path(executable).parent.parent)]
     roots: list[str] = []
@@ -76,7 +83,27 @@ def interpreter_roots() -> list[str]:
         if any(path.startswith(r.rstrip("/") + "/") for r in roots):
             continue
         roots.append(path)
-    return roots
+    if not any(_contains(root, private) for root in roots for private in _private_dirs()):
+        return roots
+    narrowed = {str(base_python()), executable}
+    for root in roots:
+        narrowed.update(str(Path(root) / name) for name in ("lib", "lib64") if (Path(root) / name).is_dir())
+    return sorted(narrowed)
+
+
+def _contains(root: str, path: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _private_dirs() -> list[str]:
+    """The user's home (by $HOME and by the password database) and the working directory."""
+    found = {os.getcwd()}
+    for home in (os.environ.get("HOME", ""), os.path.expanduser("~")):
+        if home and home != "/":
+            found.add(os.path.realpath(home))
+    with contextlib.suppress(KeyError):
+        found.add(os.path.realpath(pwd.getpwuid(os.geteuid()).pw_dir))
+    return sorted(found - {"/"})
 
 
 def sandbox_env(*, env_bin: str | None, host: dict[str, str] | None = None) -> dict[str, str]:

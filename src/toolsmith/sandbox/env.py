@@ -284,8 +284,10 @@ class PackageEnv:
         preexec = None
         if self.isolated:
             readable = [Path(self._uv).parent] if self._uv else []
+            # Only this environment and this installer's cache: a source build must not reach
+            # the other environments or toolsmith's own caches (the index listing).
             argv, fds = bwrap.installer_argv(
-                argv, env=env, writable=[home, self.settings.envs_dir, self.settings.cache_dir], readable=readable
+                argv, env=env, writable=[home, self.path, self._cache(self.tool)], readable=readable
             )
             env, preexec = {}, bwrap.installer_preexec()
         # A source build runs a package's code: it gets a process, memory and CPU cap, and
