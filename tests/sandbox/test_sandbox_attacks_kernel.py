@@ -223,6 +223,43 @@ def test_the_only_inherited_fds_are_the_standard_streams(bwrap_sandbox: Sandbox,
     assert canary_env not in everything(out) and "memfd:" not in out.exec.stdout
 
 
+def test_kernel_interfaces_no_tool_needs_are_denied(bwrap_sandbox: Sandbox) -> None:
+    import platform
+
+    from toolsmith.sandbox.seccomp import DENIED
+
+    column = {"x86_64": 0, "aarch64": 1}.get(platform.machine())
+    if column is None:
+        pytest.skip("no seccomp filter on this architecture")
+    description = "toolsmith-test-" + uuid.uuid4().hex[:10]
+    # add_key(type, description, payload, len, KEY_SPEC_USER_KEYRING): the user keyring is
+    # per uid on the host, not per namespace.
+    calls = {
+        "add_key": [b"user", description.encode(), CANARY.encode(), len(CANARY), -4],
+        "keyctl": [0, -4, 0, 0, 0],  # KEYCTL_GET_KEYRING_ID
+        "bpf": [0, 0, 0],
+        "perf_event_open": [0, 0, -1, -1, 0],
+        "userfaultfd": [0],
+        "io_uring_setup": [1, 0],
+        "open_by_handle_at": [-100, 0, 0],
+        "fsopen": [b"tmpfs", 0],
+        "mount": [b"none", b"/tmp", b"tmpfs", 0, 0],
+    }
+    table = {name: [DENIED[name][column], *args] for name, args in calls.items()}
+    out = run(bwrap_sandbox, f"""
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        for name, (nr, *args) in {table!r}.items():
+            print(name, libc.syscall(nr, *args), ctypes.get_errno())
+    """)
+    assert out.exec.ok, out.exec.stderr
+    results = dict(line.split(" ", 1) for line in out.exec.stdout.splitlines())
+    assert set(results) == set(calls)
+    assert all(value == "-1 1" for value in results.values()), results  # EPERM from the filter
+    assert description not in Path("/proc/keys").read_text()  # nothing reached a host keyring
+
+
 def test_descriptors_of_bwraps_init_cannot_be_taken(bwrap_sandbox: Sandbox) -> None:
     out = run(bwrap_sandbox, """
         import ctypes, os
