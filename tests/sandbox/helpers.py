@@ -58,6 +58,39 @@ def processes_with(tag: str) -> list[int]:
     return found
 
 
+# Forks as fast as it can for two seconds; a limit that holds makes fork() fail, not the run.
+FORK_BOMB = textwrap.dedent("""
+    import time
+    start = time.monotonic()
+    while time.monotonic() - start < 2:
+        try:
+            os.fork()
+        except OSError:
+            time.sleep(0.01)
+    os._exit(0)
+""")
+
+
+@contextlib.contextmanager
+def process_peak(tag: str) -> Any:
+    """Sample the host's process table for ``tag`` while the block runs; yields the samples."""
+    peak: list[int] = []
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.is_set():
+            peak.append(len(processes_with(tag)))
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        yield peak
+    finally:
+        stop.set()
+        watcher.join()
+
+
 def leftovers(tag: str, settle_s: float = 1.0) -> list[int]:
     """Processes carrying ``tag`` that are still alive after ``settle_s``."""
     deadline = time.monotonic() + settle_s

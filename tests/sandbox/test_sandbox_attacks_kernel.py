@@ -27,7 +27,18 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.helpers import CANARY, SMALL, everything, leftovers, marker, processes_with, reexec_prelude, run
+from sandbox.helpers import (
+    CANARY,
+    FORK_BOMB,
+    SMALL,
+    everything,
+    leftovers,
+    marker,
+    process_peak,
+    processes_with,
+    reexec_prelude,
+    run,
+)
 from toolsmith.config import Settings
 from toolsmith.sandbox import Sandbox, bwrap, cgroups, landlock, userns
 from toolsmith.sandbox.backend import base_python
@@ -430,30 +441,8 @@ def test_fork_bomb_is_contained_even_without_a_pids_cgroup(
     support["pids"] = cgroups.Controller("pids", reason="disabled by the test")
     monkeypatch.setattr(cgroups, "_support", support)
     tag = marker()
-    peak: list[int] = []
-    stop = threading.Event()
-
-    def watch() -> None:
-        while not stop.is_set():
-            peak.append(len(processes_with(tag)))
-            time.sleep(0.05)
-
-    watcher = threading.Thread(target=watch)
-    watcher.start()
-    try:
-        run(bwrap_sandbox, reexec_prelude(tag) + textwrap.dedent("""
-            import time
-            start = time.monotonic()
-            while time.monotonic() - start < 2:
-                try:
-                    os.fork()
-                except OSError:
-                    time.sleep(0.01)
-            os._exit(0)
-        """), timeout_s=4)
-    finally:
-        stop.set()
-        watcher.join()
+    with process_peak(tag) as peak:
+        run(bwrap_sandbox, reexec_prelude(tag) + FORK_BOMB, timeout_s=4)
     assert SMALL.max_procs // 2 < max(peak) <= SMALL.max_procs + cgroups.PIDS_SLACK
     assert leftovers(tag) == []
 

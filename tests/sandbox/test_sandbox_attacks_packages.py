@@ -11,12 +11,12 @@ case checks the environment on disk and a marker file the hook would write when 
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import http.server
 import shutil
 import textwrap
 import threading
-import time
 import zipfile
 from collections.abc import Iterator
 from dataclasses import replace
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.helpers import SMALL, leftovers, marker, processes_with, reexec_prelude, run
+from sandbox.helpers import FORK_BOMB, SMALL, leftovers, marker, process_peak, reexec_prelude, run
 from toolsmith.config import Settings
 from toolsmith.errors import InstallError, PackageRefused
 from toolsmith.sandbox import PackageEnv, Sandbox, bwrap, cgroups, hooks
@@ -195,37 +195,16 @@ def test_a_build_that_forks_without_end_is_capped_and_leaves_nothing(
 ) -> None:
     tag = marker()
     env = PackageEnv(settings)
-    peak: list[int] = []
-    stop = threading.Event()
-
-    def watch() -> None:
-        while not stop.is_set():
-            peak.append(len(processes_with(tag)))
-            time.sleep(0.05)
-
-    watcher = threading.Thread(target=watch)
-    watcher.start()
-    bomb = reexec_prelude(tag) + textwrap.dedent("""
+    daemon = textwrap.dedent("""
         import time
         if os.fork() == 0:
             os.setsid()  # a daemon that means to outlive the build
             while True:
                 time.sleep(1)
-        start = time.monotonic()
-        while time.monotonic() - start < 2:
-            try:
-                os.fork()
-            except OSError:
-                time.sleep(0.01)
-        os._exit(0)
     """)
-    try:
-        env._run([str(base_python()), "-I", "-S", "-c", bomb], what="Building evilpkg")
-    except InstallError:
-        pass
-    finally:
-        stop.set()
-        watcher.join()
+    with process_peak(tag) as peak, contextlib.suppress(InstallError):
+        env._run([str(base_python()), "-I", "-S", "-c", reexec_prelude(tag) + daemon + FORK_BOMB],
+                 what="Building evilpkg")
     if cgroups.support()["pids"].usable:
         assert max(peak) <= SMALL.max_procs + cgroups.PIDS_SLACK
     assert leftovers(tag) == []

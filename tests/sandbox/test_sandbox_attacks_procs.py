@@ -9,17 +9,16 @@ from __future__ import annotations
 import os
 import subprocess
 import textwrap
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from sandbox.helpers import (
+    FORK_BOMB,
     SMALL,
     leftovers,
     marker,
-    processes_with,
+    process_peak,
     reexec_prelude,
     run,
 )
@@ -38,30 +37,8 @@ def test_fork_bomb_is_contained_by_the_pids_cgroup(bwrap_sandbox: Sandbox) -> No
     if not support()["pids"].usable and os.getuid() == 0:
         pytest.skip("no writable pids cgroup; RLIMIT_NPROC does not hold for root")
     tag = marker()
-    peak: list[int] = []
-    stop = threading.Event()
-
-    def watch() -> None:  # sample the host's process table while the bomb runs
-        while not stop.is_set():
-            peak.append(len(processes_with(tag)))
-            time.sleep(0.05)
-
-    watcher = threading.Thread(target=watch)
-    watcher.start()
-    try:
-        out = run(bwrap_sandbox, reexec_prelude(tag) + textwrap.dedent("""
-            import time
-            start = time.monotonic()
-            while time.monotonic() - start < 2:
-                try:
-                    os.fork()
-                except OSError:
-                    time.sleep(0.01)
-            os._exit(0)
-        """), timeout_s=4)
-    finally:
-        stop.set()
-        watcher.join()
+    with process_peak(tag) as peak:  # the host's process table, sampled while the bomb runs
+        out = run(bwrap_sandbox, reexec_prelude(tag) + FORK_BOMB, timeout_s=4)
     assert max(peak) > SMALL.max_procs // 2, "the bomb did fork (the probe sees it)"
     assert max(peak) <= SMALL.max_procs + PIDS_SLACK
     assert leftovers(tag) == []
