@@ -35,7 +35,8 @@ from toolsmith.events import (
 from toolsmith.gate import Gate
 from toolsmith.library import ToolLibrary
 from toolsmith.llm import Model, ModelReply, Usage
-from toolsmith.replies import encodable, normalise_reply, strip_thinking
+from toolsmith.redaction import encodable
+from toolsmith.replies import normalise_reply, strip_thinking
 from toolsmith.sandbox import Sandbox
 from toolsmith.toolbox import Toolbox
 from toolsmith.trajectory import TaskResult

@@ -19,7 +19,6 @@ import json
 import math
 import os
 import random
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ from toolsmith.providers import (
     openrouter_model,
     resolve_provider,
 )
+from toolsmith.redaction import Redactor
 
 __all__ = [
     "LOCAL_PLACEHOLDER_KEY",
@@ -371,16 +371,9 @@ class ChatModel:
 
 # --- helpers shared with the test doubles ---------------------------------------------
 
-_TOKENISH = re.compile(r"(?i)(bearer\s+)\S+|\bsk-[\w\-*.]{6,}")
-
-
 def redact(text: str, secret: str | None = None) -> str:
     """``text`` with ``secret`` and anything that looks like an API token blanked out."""
-    if secret:
-        text = text.replace(secret, "[redacted]")
-    return _TOKENISH.sub(
-        lambda m: f"{m.group(1)}[redacted]" if m.group(1) else "sk-[redacted]", text
-    )
+    return Redactor([secret] if secret else [], min_length=1).text(text)
 
 
 def _error_code(exc: openai.APIStatusError) -> str | None:

@@ -199,8 +199,8 @@ class TaskSolver:
         self.lock = anyio.Lock()  # one agent run at a time: each may write tools and costs tokens
 
     def solve(self, task: str) -> types.CallToolResult:
+        from toolsmith.redaction import Redactor
         from toolsmith.session import run_session
-        from toolsmith.trajectory import Redactor
 
         report = run_session([task], settings=self.settings, provider=self.provider)
         result = report.results[0]

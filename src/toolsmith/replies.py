@@ -14,9 +14,10 @@ pure function:
   Python-literal dicts are read as the object the model meant;
 * :func:`usable_code`: code wrapped in a Markdown fence, or sent with its newlines
   escaped twice, is run as the code it is;
-* :func:`strip_thinking`: ``<think>`` blocks never reach an answer;
-* :func:`encodable`: lone surrogates (a split emoji from a local server, a tool's
-  undecodable bytes) become U+FFFD, so no transcript, file or terminal write can fail.
+* :func:`strip_thinking`: ``<think>`` blocks never reach an answer.
+
+Text the model sends is also passed through :func:`toolsmith.redaction.encodable`, so a
+split emoji from a local server cannot break a transcript, file or terminal write.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ from dataclasses import replace
 from typing import Any
 
 from toolsmith.llm import ModelReply, ToolCallRequest
+from toolsmith.redaction import encodable
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
 _THINK_OPEN = re.compile(r"<(think|thinking|reasoning)>", re.IGNORECASE)
 _THINK_CLOSE = re.compile(r"</(think|thinking|reasoning)>", re.IGNORECASE)
@@ -41,13 +42,6 @@ _NAME_PREFIXES = ("functions.", "function.", "tools.", "tool.")
 _PARALLEL = "multi_tool_use.parallel"
 _ARGUMENT_TAIL = set("}]`;, \n\t")
 _LITERAL_LIMIT = 100_000  # ast.literal_eval of a huge string costs more than it is worth
-
-
-def encodable(text: str) -> str:
-    """``text`` with lone surrogates replaced (valid surrogate pairs are joined)."""
-    if not _SURROGATE.search(text):
-        return text
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def strip_thinking(text: str) -> str:

@@ -25,7 +25,8 @@ from toolsmith.library import ToolVersion
 from toolsmith.metatools import code_interpreter, create_tool, search_tools
 from toolsmith.metatools.read_webpage import READ_WEBPAGE_SCHEMA
 from toolsmith.metatools.web_search import WEB_SEARCH_SCHEMA
-from toolsmith.replies import encodable, parse_arguments
+from toolsmith.redaction import encodable
+from toolsmith.replies import parse_arguments
 from toolsmith.schema import argument_problems, coerce_arguments
 
 Handler = Callable[[TaskContext, dict[str, Any]], dict[str, Any]]

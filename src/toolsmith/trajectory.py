@@ -1,8 +1,9 @@
-"""Trajectories: the record of a run, the reuse verdict, and secret redaction.
+"""Trajectories: the record of a run and the reuse verdict.
 
 Every run writes a JSON-lines file: one line per event as it happens (so a crash still
 leaves the trajectory so far) and one ``task`` line per finished task with the whole
-message transcript and usage. Every string passes through :class:`Redactor` first, so
+message transcript and usage. Every string passes through
+:class:`~toolsmith.redaction.Redactor` first, so
 an API key can never reach the file, whatever the model or a web page echoed (and so no
 string that cannot be encoded, such as a lone surrogate, can break a write).
 """
@@ -10,56 +11,14 @@ string that cannot be encoded, such as a lone surrogate, can break a write).
 from __future__ import annotations
 
 import json
-import os
-import re
 import time
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from toolsmith.context import Action
 from toolsmith.events import Event
-from toolsmith.replies import encodable
-
-_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)
-_KEY_SHAPES = re.compile(
-    r"\b(sk-[A-Za-z0-9_\-]{16,}|Bearer\s+[A-Za-z0-9._\-]{16,}|sk_(?:live|test)_[A-Za-z0-9]{16,}"
-    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|hf_[A-Za-z0-9]{30,}|glpat-[A-Za-z0-9_\-]{20,}"
-    r"|AIza[0-9A-Za-z_\-]{35}|AKIA[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9\-]{10,})"
-)
-REDACTED = "[redacted]"
-
-
-class Redactor:
-    """Replaces secret values (from the environment, and key-shaped strings) in any data."""
-
-    def __init__(self, secrets: Iterable[str] = ()) -> None:
-        self.secrets = sorted({s for s in secrets if s and len(s) >= 6}, key=len, reverse=True)
-
-    @classmethod
-    def from_environment(cls, env: Mapping[str, str] | None = None) -> Redactor:
-        env = os.environ if env is None else env
-        return cls(value for name, value in env.items() if _SECRET_NAME.search(name))
-
-    def text(self, value: str) -> str:
-        value = encodable(value)
-        for secret in self.secrets:
-            if secret in value:
-                value = value.replace(secret, REDACTED)
-        return _KEY_SHAPES.sub(REDACTED, value)
-
-    def contains_secret(self, value: str) -> bool:
-        return self.text(value) != value
-
-    def data(self, value: Any) -> Any:
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, dict):
-            return {self.text(str(k)): self.data(v) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [self.data(v) for v in value]
-        return value
+from toolsmith.redaction import Redactor
 
 
 @dataclass

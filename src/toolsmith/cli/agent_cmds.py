@@ -13,8 +13,8 @@ from toolsmith.cli.common import EXIT_CONFIG, EXIT_FAILED, EXIT_OK, cli_errors, 
 from toolsmith.cli.render import make_renderer
 from toolsmith.llm import load_dotenv_files
 from toolsmith.offline import OfflineReport, run_offline
+from toolsmith.redaction import Redactor
 from toolsmith.session import SessionReport, run_session, write_output
-from toolsmith.trajectory import Redactor
 
 DEMO_TASKS = (
     "What is the latest stock price of NVIDIA (NVDA), and how much has it changed compared with one week ago?",

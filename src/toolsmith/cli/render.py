@@ -32,7 +32,7 @@ from toolsmith.events import (
     ToolCalled,
     ToolResult,
 )
-from toolsmith.trajectory import Redactor
+from toolsmith.redaction import Redactor
 
 
 def short(value: Any, limit: int = 70) -> str:

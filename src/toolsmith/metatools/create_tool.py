@@ -21,8 +21,8 @@ from toolsmith.errors import ToolNotFoundError
 from toolsmith.events import GuardFired
 from toolsmith.library import Status, ToolVersion
 from toolsmith.library.models import Provenance, ToolSpec
+from toolsmith.redaction import Redactor
 from toolsmith.replies import usable_code
-from toolsmith.trajectory import Redactor
 
 SCHEMA: dict[str, Any] = {
     "type": "function",
