@@ -98,9 +98,10 @@ class TaskResult:
         }
 
     def to_dict(self) -> dict[str, Any]:
+        """The summary plus the action list. The events are not repeated here: the
+        trajectory file already holds each as its own line, written as it happened."""
         data = self.summary()
         data["actions"] = [a.to_dict() for a in self.actions]
-        data["events"] = self.events
         return data
 
 
