@@ -25,52 +25,19 @@ from toolsmith.config import Settings
 from toolsmith.context import WebAccess
 from toolsmith.library import ToolLibrary
 from toolsmith.llm import ChatModel, ModelReply, ProviderConfig
+from toolsmith.offline import TASKS, evolve_policy, reuse_policy
 from toolsmith.sandbox import Sandbox
-from toolsmith.testing import ScriptedModel, ScriptedServer, final, last_tool_result, reply, tool_call
+from toolsmith.testing import ScriptedModel, ScriptedServer
 from toolsmith.trajectory import TaskResult
 
-CODE = '''\
-from datetime import date
-
-
-def run(start: str, end: str) -> dict:
-    return {"days": (date.fromisoformat(end) - date.fromisoformat(start)).days}
-'''
-PARAMS = {"type": "object", "properties": {"start": {"type": "string"}, "end": {"type": "string"}},
-          "required": ["start", "end"]}
-EVOLVE_TASK = "How many days are there between 2020-01-01 and 2020-03-01?"
-REUSE_TASK = "How many days are there between 2021-01-01 and 2021-12-31?"
-
-
-def _seen(messages: list[dict[str, Any]], marker: str) -> bool:
-    return any(marker in str(m.get("content")) for m in messages if m["role"] in ("tool", "user"))
-
-
-def _dates(messages: list[dict[str, Any]]) -> dict[str, str]:
-    import re
-
-    found = re.findall(r"\d{4}-\d{2}-\d{2}", str(messages[1]["content"]))
-    return {"start": found[0], "end": found[1]}
+EVOLVE_TASK, REUSE_TASK = TASKS
 
 
 def policy(messages: list[dict[str, Any]], tools: Any) -> ModelReply:
-    """One adaptive script: reuse when the library has the tool, evolve when it does not."""
-    if not _seen(messages, "searched the tool library") and not _seen(messages, '"results"'):
-        return reply(tool_call("search_tools", {"query": "days between two dates"}))
-    if _seen(messages, '"tool": "days_between"'):
-        result = last_tool_result(messages)
-        return final(f"{result['result']['days']} days (source: {result['source']})")
-    if _seen(messages, "days_between (v") or _seen(messages, '"name": "days_between", "version"'):
-        return reply(tool_call("days_between", _dates(messages)))
-    if not _seen(messages, '"exit_code": 0'):
-        args = _dates(messages)
-        code = f"from datetime import date\nprint((date.fromisoformat('{args['end']}') - " \
-               f"date.fromisoformat('{args['start']}')).days)"
-        return reply(tool_call("code_interpreter", {"code": code}))
-    if not _seen(messages, "passed the gate"):
-        return reply(tool_call("create_tool", {"name": "days_between", "description": "Days between two ISO dates.",
-                                               "parameters": PARAMS, "code": CODE, "test_args": _dates(messages)}))
-    return reply(tool_call("days_between", _dates(messages)))
+    """The offline self-test's scripts, minus its deliberately broken tool."""
+    if str(messages[1]["content"]).startswith(EVOLVE_TASK):
+        return evolve_policy(messages, tools, offer_broken=False)
+    return reuse_policy(messages, tools)
 
 
 def _no_web() -> WebAccess:

@@ -119,14 +119,17 @@ def _answer(messages: list[dict[str, Any]]) -> ModelReply:
                  f"(source: {result['source']}, computed with Python's datetime).")
 
 
-def evolve_policy(messages: list[dict[str, Any]], tools: Any = None) -> ModelReply:
-    """Task 1: search misses, verify, offer a broken tool, create the working one, use it."""
+def evolve_policy(messages: list[dict[str, Any]], tools: Any = None, *, offer_broken: bool = True) -> ModelReply:
+    """Task 1: search misses, verify, offer a broken tool, create the working one, use it.
+
+    ``offer_broken=False`` skips the broken tool (the agent benchmark's plain evolve task).
+    """
     if not _searched(messages):
         return reply(tool_call("search_tools", {"query": "days between two dates"}))
     if not _seen(messages, '"exit_code": 0'):
         start, end = _dates(messages)
         return reply(tool_call("code_interpreter", {"code": VERIFY_CODE.format(start=start, end=end)}))
-    if not _seen(messages, '"check": "test_run"'):
+    if offer_broken and not _seen(messages, '"check": "test_run"'):
         return _create(BROKEN_TOOL, messages)
     if not _seen(messages, "passed the gate"):
         return _create(WORKING_TOOL, messages)
