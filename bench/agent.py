@@ -22,10 +22,9 @@ from typing import Any
 
 from toolsmith.agent import Agent
 from toolsmith.config import Settings
-from toolsmith.context import WebAccess
 from toolsmith.library import ToolLibrary
 from toolsmith.llm import ChatModel, ModelReply, ProviderConfig
-from toolsmith.offline import TASKS, evolve_policy, reuse_policy
+from toolsmith.offline import TASKS, evolve_policy, no_web, reuse_policy
 from toolsmith.sandbox import Sandbox
 from toolsmith.testing import ScriptedModel, ScriptedServer
 from toolsmith.trajectory import TaskResult
@@ -40,10 +39,6 @@ def policy(messages: list[dict[str, Any]], tools: Any) -> ModelReply:
     return reuse_policy(messages, tools)
 
 
-def _no_web() -> WebAccess:
-    return WebAccess(search=lambda q, n: {"ok": False, "error": "offline"}, read=lambda u: {"ok": False})
-
-
 def run_pair(pre_retrieval: bool) -> tuple[TaskResult, TaskResult]:
     with tempfile.TemporaryDirectory(prefix="toolsmith-bench-") as tmp:
         settings = replace(Settings(home=Path(tmp)), network=False)
@@ -51,7 +46,7 @@ def run_pair(pre_retrieval: bool) -> tuple[TaskResult, TaskResult]:
         with ScriptedServer(model) as server, ToolLibrary.open(settings) as library:
             chat = ChatModel(ProviderConfig("custom", "scripted", server.base_url, "bench", None))
             agent = Agent(model=chat, library=library, sandbox=Sandbox(settings), settings=settings,
-                          web=_no_web(), pre_retrieval=pre_retrieval)
+                          web=no_web(), pre_retrieval=pre_retrieval)
             evolve = agent.run_task(EVOLVE_TASK, index=0)
             reuse = agent.run_task(REUSE_TASK, index=1)
     for result in (evolve, reuse):

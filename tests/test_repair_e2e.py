@@ -17,8 +17,8 @@ import pytest
 from agent_helpers import make_settings
 from helpers_http import LocalServer, Reply, Request
 from toolsmith.agent import Agent
-from toolsmith.context import WebAccess
 from toolsmith.library import Status, ToolLibrary
+from toolsmith.offline import no_web
 from toolsmith.sandbox import Sandbox
 from toolsmith.testing import ScriptedModel, final, last_tool_result, reply, tool_call
 
@@ -81,8 +81,7 @@ def test_broken_dependency_quarantines_then_repair_makes_a_new_version(tmp_path:
             # task 3: search serves the repaired version
             reply(call), answer,
         ])
-        no_web = WebAccess(search=lambda q, n: {"ok": False}, read=lambda u: {"ok": False})
-        agent = Agent(model=model, library=library, sandbox=Sandbox(settings), settings=settings, web=no_web)
+        agent = Agent(model=model, library=library, sandbox=Sandbox(settings), settings=settings, web=no_web())
 
         first = agent.run_task("How many EUR is 1 USD?")
         assert first.answer.startswith("1 USD = 0.92 EUR") and first.created == ["get_exchange_rate@1"]

@@ -161,9 +161,11 @@ class OfflineReport:
         return bool(self.gate_verdict["refused"] and self.reuse_verdict["reused"])
 
 
-def _no_web() -> WebAccess:
+def no_web() -> WebAccess:
+    """Web access that answers every call with "no network" (offline runs and benchmarks)."""
+
     def refuse(*_: Any) -> dict[str, Any]:
-        return {"ok": False, "error": "The offline self-test has no network access."}
+        return {"ok": False, "error": "This run has no network access."}
 
     return WebAccess(search=refuse, read=refuse)
 
@@ -184,7 +186,7 @@ def _drive(settings: Settings, library: ToolLibrary, sandbox: Sandbox, on_event:
     results: list[TaskResult] = []
     for index, (task, script) in enumerate(zip(TASKS, (evolve_policy, reuse_policy), strict=True)):
         model = ScriptedModel([script] * settings.max_steps, name="offline-script")
-        agent = Agent(model=model, library=library, sandbox=sandbox, settings=settings, web=_no_web(),
+        agent = Agent(model=model, library=library, sandbox=sandbox, settings=settings, web=no_web(),
                       on_event=on_event, session_id=f"offline-{index + 1}")
         results.append(agent.run_task(task, index=index))
     return OfflineReport(

@@ -8,7 +8,6 @@ traceback.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import NoReturn
@@ -58,7 +57,3 @@ def load_settings() -> Settings:
 
 def _escape(text: str) -> str:
     return text.replace("[", "\\[")
-
-
-def stdout_is_terminal() -> bool:
-    return sys.stdout.isatty()
