@@ -323,16 +323,7 @@ def _field(meta: dict[str, Any], key: str, kind: type) -> Any:
 
 
 def _read_bytes(path: Path) -> bytes:
-    if path.is_symlink():
-        raise BundleError(f"{path} is a symbolic link; bundles hold plain files only.", path=path)
-    try:
-        if path.stat().st_size > _MAX_FILE_BYTES:
-            raise BundleError(f"{path} is larger than {_MAX_FILE_BYTES} bytes.", path=path)
-        return path.read_bytes()
-    except FileNotFoundError as exc:
-        raise BundleError(f"{path} is missing.", path=path) from exc
-    except OSError as exc:
-        raise BundleError(f"Cannot read {path}: {exc.strerror}", path=path) from exc
+    return signing.read_plain_file(path, limit=_MAX_FILE_BYTES)
 
 
 def _parse_json(path: Path, raw: bytes) -> dict[str, Any]:

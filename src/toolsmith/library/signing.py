@@ -31,7 +31,7 @@ from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from toolsmith.errors import KeyFileError, SignatureError
+from toolsmith.errors import BundleError, KeyFileError, SignatureError
 
 SIGNATURE_FILE = "manifest.sig"
 SIGNATURE_META = "signature.json"
@@ -276,15 +276,25 @@ def _present(path: Path) -> bool:
     return path.exists() or path.is_symlink()
 
 
-def _read_small(path: Path) -> bytes:
+def read_plain_file(path: Path, *, limit: int, error: type[BundleError] = BundleError) -> bytes:
+    """A bundle file's bytes: plain files only (no symbolic links), at most ``limit`` bytes.
+
+    Both the bundle reader and the signature check read untrusted folders this way.
+    """
     if path.is_symlink():
-        raise SignatureError(f"{path} is a symbolic link; bundles hold plain files only.", path=path)
+        raise error(f"{path} is a symbolic link; bundles hold plain files only.", path=path)
     try:
-        if path.stat().st_size > _MAX_SMALL_FILE:
-            raise SignatureError(f"{path} is too large for a signature file.", path=path)
+        if path.stat().st_size > limit:
+            raise error(f"{path} is larger than {limit} bytes.", path=path)
         return path.read_bytes()
+    except FileNotFoundError as exc:
+        raise error(f"{path} is missing.", path=path) from exc
     except OSError as exc:
-        raise SignatureError(f"Cannot read {path}: {exc.strerror or exc}", path=path) from exc
+        raise error(f"Cannot read {path}: {exc.strerror or exc}", path=path) from exc
+
+
+def _read_small(path: Path) -> bytes:
+    return read_plain_file(path, limit=_MAX_SMALL_FILE, error=SignatureError)
 
 
 def _read_signature(path: Path) -> bytes:
