@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
 
 from toolsmith.cli.common import EXIT_CONFIG, EXIT_FAILED, EXIT_OK, cli_errors, fail, load_settings
 from toolsmith.cli.render import make_renderer
-from toolsmith.llm import load_dotenv_files
-from toolsmith.offline import OfflineReport, run_offline
+from toolsmith.providers import load_dotenv_files
 from toolsmith.redaction import Redactor
-from toolsmith.session import SessionReport, run_session, write_output
+
+if TYPE_CHECKING:
+    from toolsmith.offline import OfflineReport
+    from toolsmith.session import SessionReport
+
+# The agent (and the openai SDK under it) is imported by the commands that run it, so
+# `toolsmith tools ...` and `--help` start without it.
 
 DEMO_TASKS = (
     "What is the latest stock price of NVIDIA (NVDA), and how much has it changed compared with one week ago?",
@@ -71,6 +76,8 @@ def demo_command(
 def _run(
     tasks: list[str], model: str | None, fresh: bool, no_create: bool, json_mode: bool, verbose: bool, quiet: bool
 ) -> SessionReport:
+    from toolsmith.session import run_session
+
     load_dotenv_files()
     settings = load_settings()
     renderer = make_renderer(json_mode=json_mode, verbose=verbose, quiet=quiet)
@@ -83,6 +90,8 @@ def _run(
 
 
 def _finish(report: SessionReport, output: Path | None, json_mode: bool) -> None:
+    from toolsmith.session import write_output
+
     if output:
         write_output(output, report.to_dict())
     if json_mode:  # the last line of the event stream: where the run was recorded
@@ -111,6 +120,9 @@ def _print_reuse(report: SessionReport) -> None:
 
 
 def _offline(output: Path | None, json_mode: bool, verbose: bool, quiet: bool) -> None:
+    from toolsmith.offline import run_offline
+    from toolsmith.session import write_output
+
     renderer = make_renderer(json_mode=json_mode, verbose=verbose, quiet=quiet)
     try:
         with cli_errors():

@@ -22,7 +22,7 @@ from rich.table import Table
 from toolsmith.config import Settings
 from toolsmith.errors import ToolsmithError
 from toolsmith.index import resolve_index_url
-from toolsmith.llm import load_dotenv_files, resolve_provider
+from toolsmith.providers import load_dotenv_files, resolve_provider
 
 console = Console(highlight=False)
 PROBE_TIMEOUT_S = 5.0
