@@ -45,8 +45,14 @@ def run_pair(pre_retrieval: bool) -> tuple[TaskResult, TaskResult]:
         model = ScriptedModel([policy] * 40, name="scripted")
         with ScriptedServer(model) as server, ToolLibrary.open(settings) as library:
             chat = ChatModel(ProviderConfig("custom", "scripted", server.base_url, "bench", None))
-            agent = Agent(model=chat, library=library, sandbox=Sandbox(settings), settings=settings,
-                          web=no_web(), pre_retrieval=pre_retrieval)
+            agent = Agent(
+                model=chat,
+                library=library,
+                sandbox=Sandbox(settings),
+                settings=settings,
+                web=no_web(),
+                pre_retrieval=pre_retrieval,
+            )
             evolve = agent.run_task(EVOLVE_TASK, index=0)
             reuse = agent.run_task(REUSE_TASK, index=1)
     for result in (evolve, reuse):
@@ -65,18 +71,24 @@ def main(argv: list[str] | None = None) -> int:
             evolve, reuse = run_pair(pre)
             rows.setdefault(("evolve", pre), []).append(evolve)
             rows.setdefault(("reuse", pre), []).append(reuse)
-    print(f"toolsmith agent benchmark ({args.repeats} runs each, median wall time; sandbox "
-          f"{Sandbox(Settings(home=Path(tempfile.gettempdir()))).backend.name})")
+    print(
+        f"toolsmith agent benchmark ({args.repeats} runs each, median wall time; sandbox "
+        f"{Sandbox(Settings(home=Path(tempfile.gettempdir()))).backend.name})"
+    )
     print(f"{'task':<8}{'pre-retrieval':>15}{'model calls':>13}{'prompt chars':>14}{'tokens':>9}{'wall ms':>10}")
     for (kind, pre), results in rows.items():
         first = results[0]
         wall = statistics.median(r.wall_s for r in results) * 1000
-        print(f"{kind:<8}{'on' if pre else 'off':>15}{first.model_calls:>13}{first.prompt_chars:>14}"
-              f"{first.total_tokens:>9}{wall:>10.1f}")
+        print(
+            f"{kind:<8}{'on' if pre else 'off':>15}{first.model_calls:>13}{first.prompt_chars:>14}"
+            f"{first.total_tokens:>9}{wall:>10.1f}"
+        )
     on, off = rows[("reuse", True)][0], rows[("reuse", False)][0]
     ratio = on.prompt_chars / off.prompt_chars
-    print(f"\nreuse with pre-retrieval: {on.model_calls} model calls (target <= 2), "
-          f"{off.model_calls - on.model_calls} fewer than without; prompt chars {ratio:.2f}x")
+    print(
+        f"\nreuse with pre-retrieval: {on.model_calls} model calls (target <= 2), "
+        f"{off.model_calls - on.model_calls} fewer than without; prompt chars {ratio:.2f}x"
+    )
     return 0 if on.model_calls <= 2 else 1
 
 

@@ -118,8 +118,15 @@ def bench_backends(runs: int) -> bool:
     for kind, per in results.items():
         ratio = per["bwrap"] / per["process"] if "bwrap" in per else float("nan")
         ok = ok and ratio <= 1.5
-        rows.append((kind, f"{per['process']:.1f}", f"{per.get('bwrap', float('nan')):.1f}", f"{ratio:.2f}x",
-                     "yes" if ratio <= 1.5 else "NO"))
+        rows.append(
+            (
+                kind,
+                f"{per['process']:.1f}",
+                f"{per.get('bwrap', float('nan')):.1f}",
+                f"{ratio:.2f}x",
+                "yes" if ratio <= 1.5 else "NO",
+            )
+        )
     print_table(
         f"Trivial calls, median of {runs} (ms; cgroups: {', '.join(active) or 'none'})",
         ("call", "process (baseline)", "bwrap", "bwrap/process", "<= 1.5x"),
@@ -139,8 +146,15 @@ def bench_installs(package: str, trials: int) -> bool:
         ratio = pip / uv
         if not warm:
             ok = ratio >= 5
-        rows.append(("warm cache" if warm else "cold (fresh cache per trial)", f"{pip:.2f}", f"{uv:.2f}",
-                     f"{ratio:.1f}x", "yes" if ratio >= 5 else "NO"))
+        rows.append(
+            (
+                "warm cache" if warm else "cold (fresh cache per trial)",
+                f"{pip:.2f}",
+                f"{uv:.2f}",
+                f"{ratio:.1f}x",
+                "yes" if ratio >= 5 else "NO",
+            )
+        )
     print_table(
         f"Create environment + install {package}, median of {trials} (s)",
         ("cache", "venv + pip", "uv", "speed-up", ">= 5x"),
@@ -165,4 +179,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-

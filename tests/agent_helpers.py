@@ -17,13 +17,13 @@ from toolsmith.llm import ChatModel, ProviderConfig
 from toolsmith.sandbox import Sandbox
 from toolsmith.testing import ScriptedModel, ScriptedServer, final, last_tool_result, reply, tool_call
 
-DAYS_CODE = '''\
+DAYS_CODE = """\
 from datetime import date
 
 
 def run(start: str, end: str) -> dict:
     return {"days": (date.fromisoformat(end) - date.fromisoformat(start)).days}
-'''
+"""
 DAYS_PARAMS: dict[str, Any] = {
     "type": "object",
     "properties": {"start": {"type": "string"}, "end": {"type": "string"}},
@@ -48,9 +48,17 @@ class Web:
     def access(self) -> WebAccess:
         def search(query: str, n: Any) -> dict[str, Any]:
             self.searches.append(query)
-            return {"ok": True, "backend": "fake", "results": [
-                {"title": "python-dateutil", "url": "http://127.0.0.1:9/project/python-dateutil/", "snippet": "dates"}
-            ]}
+            return {
+                "ok": True,
+                "backend": "fake",
+                "results": [
+                    {
+                        "title": "python-dateutil",
+                        "url": "http://127.0.0.1:9/project/python-dateutil/",
+                        "snippet": "dates",
+                    }
+                ],
+            }
 
         def read(url: str) -> dict[str, Any]:
             self.reads.append(url)
@@ -72,11 +80,19 @@ class Rig:
     events: list[Event] = field(default_factory=list)
 
     def agent(self, **kwargs: Any) -> Agent:
-        config = ProviderConfig(provider="custom", model="scripted", base_url=self.server.base_url,
-                                api_key="test-key", key_variable=None)
+        config = ProviderConfig(
+            provider="custom", model="scripted", base_url=self.server.base_url, api_key="test-key", key_variable=None
+        )
         chat = ChatModel(config, timeout=10.0)
-        return Agent(model=chat, library=self.library, sandbox=self.sandbox, settings=self.settings,
-                     web=self.web.access(), on_event=self.events.append, **kwargs)
+        return Agent(
+            model=chat,
+            library=self.library,
+            sandbox=self.sandbox,
+            settings=self.settings,
+            web=self.web.access(),
+            on_event=self.events.append,
+            **kwargs,
+        )
 
     def of_type(self, kind: str) -> list[Event]:
         return [e for e in self.events if e.type == kind]
@@ -92,16 +108,22 @@ def rig(home: Path, **settings_overrides: Any) -> Iterator[Rig]:
     library = ToolLibrary.open(settings)
     try:
         with ScriptedServer(model, strict=True) as server:
-            yield Rig(model=model, server=server, library=library, sandbox=Sandbox(settings),
-                      settings=settings, web=Web())
+            yield Rig(
+                model=model, server=server, library=library, sandbox=Sandbox(settings), settings=settings, web=Web()
+            )
     finally:
         library.close()
 
 
 def create_days_tool(**overrides: Any) -> Any:
-    args = {"name": "days_between", "description": "Count the days between two ISO dates.",
-            "parameters": DAYS_PARAMS, "code": DAYS_CODE,
-            "test_args": {"start": "2020-01-01", "end": "2020-03-01"}, "keywords": ["dates", "日期"]}
+    args = {
+        "name": "days_between",
+        "description": "Count the days between two ISO dates.",
+        "parameters": DAYS_PARAMS,
+        "code": DAYS_CODE,
+        "test_args": {"start": "2020-01-01", "end": "2020-03-01"},
+        "keywords": ["dates", "日期"],
+    }
     args.update(overrides)
     return tool_call("create_tool", args)
 

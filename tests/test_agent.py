@@ -28,8 +28,13 @@ def test_evolve_then_reuse_through_http(tmp_path: Path) -> None:
         second = r.agent().run_task("How many days between 2021-01-01 and 2021-12-31?", index=1)
         assert second.answer.startswith("364 days")
         verdict = second.reuse_verdict()
-        assert verdict == {"search_tools_called": True, "library_tools_called": ["days_between"],
-                           "web_search_called": False, "create_tool_called": False, "reused": True}
+        assert verdict == {
+            "search_tools_called": True,
+            "library_tools_called": ["days_between"],
+            "web_search_called": False,
+            "create_tool_called": False,
+            "reused": True,
+        }
         assert second.model_calls == 2 and second.outcome == "reused"
         assert r.library.get("days_between").stats.calls == 2
         r.model.assert_complete()
@@ -56,8 +61,11 @@ def test_reuse_first_guard_refuses_web_search_before_search_tools(tmp_path: Path
     with rig(tmp_path) as r:
         r.model.add(
             reply(tool_call("web_search", {"query": "date library"})),
-            reply(tool_call("create_tool", {"name": "x", "description": "d", "parameters": {}, "code": "",
-                                            "test_args": {}})),
+            reply(
+                tool_call(
+                    "create_tool", {"name": "x", "description": "d", "parameters": {}, "code": "", "test_args": {}}
+                )
+            ),
             final("I could not find a way."),
         )
         result = r.agent(pre_retrieval=False).run_task("days between two dates")
@@ -101,8 +109,11 @@ def test_empty_stdout_does_not_count_as_verification(tmp_path: Path) -> None:
 def test_anti_mock_refusal_goes_back_to_the_model(tmp_path: Path) -> None:
     mock_code = "def run(start, end):\n    fake_days = {'days': 60}\n    return fake_days\n"
     with rig(tmp_path) as r:
-        r.model.add(reply(tool_call("code_interpreter", {"code": VERIFY})), reply(create_days_tool(code=mock_code)),
-                    final("refused"))
+        r.model.add(
+            reply(tool_call("code_interpreter", {"code": VERIFY})),
+            reply(create_days_tool(code=mock_code)),
+            final("refused"),
+        )
         r.agent().run_task("days between 2020-01-01 and 2020-03-01")
         create = next(e for e in r.of_type("tool_result") if e.name == "create_tool")
         assert create.data["check"] == "anti_mock" and len(r.library) == 0
@@ -113,8 +124,9 @@ def test_anti_mock_refusal_goes_back_to_the_model(tmp_path: Path) -> None:
 
 def test_nudge_is_bounded(tmp_path: Path) -> None:
     with rig(tmp_path, max_nudges=2) as r:
-        r.model.add(reply(tool_call("code_interpreter", {"code": VERIFY})), final("60 days"), final("60 days"),
-                    final("60 days"))
+        r.model.add(
+            reply(tool_call("code_interpreter", {"code": VERIFY})), final("60 days"), final("60 days"), final("60 days")
+        )
         result = r.agent().run_task("days between 2020-01-01 and 2020-03-01")
         assert r.guards().count("nudge") == 2
         assert result.status == "answered" and result.model_calls == 4
@@ -225,8 +237,12 @@ def test_double_encoded_arguments_are_decoded_where_the_schema_is_clear(tmp_path
     args["parameters"] = json.dumps(args["parameters"])  # some models send objects as JSON text
     args["test_args"] = json.dumps(args["test_args"])
     with rig(tmp_path) as r:
-        r.model.add(reply(tool_call("code_interpreter", {"code": VERIFY})), reply(tool_call("create_tool", args)),
-                    reply(tool_call("search_tools", {"query": "days", "limit": "3"})), final("stored"))
+        r.model.add(
+            reply(tool_call("code_interpreter", {"code": VERIFY})),
+            reply(tool_call("create_tool", args)),
+            reply(tool_call("search_tools", {"query": "days", "limit": "3"})),
+            final("stored"),
+        )
         r.agent().run_task("days between 2020-01-01 and 2020-03-01")
         created = next(e.data for e in r.of_type("tool_result") if e.name == "create_tool")
         assert created["ok"] is True, created

@@ -38,10 +38,13 @@ def test_content_beside_tool_calls_is_kept_and_the_calls_run(tmp_path: Path) -> 
         assert result.answer == "done"
 
 
-@pytest.mark.parametrize("content", [
-    "<think>The user wants 42, say 99.</think>\n\nThe answer is 42.",
-    "I should answer 99 first</think>\nThe answer is 42.",  # the template opened the block
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        "<think>The user wants 42, say 99.</think>\n\nThe answer is 42.",
+        "I should answer 99 first</think>\nThe answer is 42.",  # the template opened the block
+    ],
+)
 def test_thinking_never_reaches_the_answer(tmp_path: Path, content: str) -> None:
     with rig(tmp_path) as r:
         r.model.add(reply(tool_call("code_interpreter", PRINT)), final(content))
@@ -74,15 +77,18 @@ def test_empty_replies_end_honestly(tmp_path: Path) -> None:
 
 def test_a_cut_off_answer_is_asked_for_again_once(tmp_path: Path) -> None:
     with rig(tmp_path) as r:
-        r.model.add(ModelReply(content="Hello, the answer is", finish_reason="length"),
-                    ModelReply(content="Hello", finish_reason="length"))
+        r.model.add(
+            ModelReply(content="Hello, the answer is", finish_reason="length"),
+            ModelReply(content="Hello", finish_reason="length"),
+        )
         result = r.agent().run_task("say hello")
         assert r.guards() == ["truncated"] and result.answer == "Hello"  # only once
 
 
 def test_cut_off_arguments_get_a_hint(tmp_path: Path) -> None:
-    cut = ModelReply(content=None, tool_calls=(tool_call("code_interpreter", '{"code": "print(1'),),
-                     finish_reason="length")
+    cut = ModelReply(
+        content=None, tool_calls=(tool_call("code_interpreter", '{"code": "print(1'),), finish_reason="length"
+    )
     with rig(tmp_path) as r:
         r.model.add(cut, final("ok"))
         r.agent().run_task("print a number")
@@ -93,8 +99,10 @@ def test_cut_off_arguments_get_a_hint(tmp_path: Path) -> None:
 @pytest.mark.parametrize("ids", [["", ""], ["same", "same"], [None, None]])
 def test_missing_empty_or_repeated_call_ids_are_made_unique(tmp_path: Path, ids: list[Any]) -> None:
     def turn(i: int) -> ModelReply:
-        calls = tuple(ToolCallRequest(id=ids[k] or "", name="code_interpreter",
-                                      arguments=json.dumps({"code": f"print({i}{k})"})) for k in range(2))
+        calls = tuple(
+            ToolCallRequest(id=ids[k] or "", name="code_interpreter", arguments=json.dumps({"code": f"print({i}{k})"}))
+            for k in range(2)
+        )
         return ModelReply(content=None, tool_calls=calls)
 
     with rig(tmp_path) as r:  # the strict server refuses empty or repeated ids
@@ -106,13 +114,16 @@ def test_missing_empty_or_repeated_call_ids_are_made_unique(tmp_path: Path, ids:
         assert [e.data["stdout"].strip() for e in _results(r)] == ["10", "11", "20", "21"]
 
 
-@pytest.mark.parametrize("raw", [
-    '{"code": "print(41 + 1)"}}',                      # a stray closer
-    "{'code': 'print(41 + 1)'}",                       # a Python dict literal
-    '```json\n{"code": "print(41 + 1)"}\n```',         # a code fence
-    json.dumps(json.dumps(PRINT)),                     # encoded twice
-    '[{"code": "print(41 + 1)"}]',                     # wrapped in a list
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"code": "print(41 + 1)"}}',  # a stray closer
+        "{'code': 'print(41 + 1)'}",  # a Python dict literal
+        '```json\n{"code": "print(41 + 1)"}\n```',  # a code fence
+        json.dumps(json.dumps(PRINT)),  # encoded twice
+        '[{"code": "print(41 + 1)"}]',  # wrapped in a list
+    ],
+)
 def test_arguments_in_the_shapes_models_send_are_read(tmp_path: Path, raw: str) -> None:
     with rig(tmp_path) as r:
         r.model.add(reply(tool_call("code_interpreter", raw)), final("42"))
@@ -130,17 +141,24 @@ def test_no_arguments_mean_an_empty_object(tmp_path: Path, raw: str) -> None:
 
 def test_arguments_that_are_no_object_stay_an_actionable_error(tmp_path: Path) -> None:
     with rig(tmp_path) as r:
-        r.model.add(reply(tool_call("search_tools", "[1, 2]")), reply(tool_call("search_tools", '"days"')),
-                    final("done"))
+        r.model.add(
+            reply(tool_call("search_tools", "[1, 2]")), reply(tool_call("search_tools", '"days"')), final("done")
+        )
         r.agent().run_task("anything")
         errors = [e.data["error"] for e in _results(r)]
         assert "expected a JSON object, got list" in errors[0] and "not valid JSON" in errors[1]
 
 
-@pytest.mark.parametrize("name", [
-    "functions.code_interpreter", " code_interpreter ", "code_interpreter<|channel|>commentary",
-    "Code-Interpreter", "code_interpreter:0",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "functions.code_interpreter",
+        " code_interpreter ",
+        "code_interpreter<|channel|>commentary",
+        "Code-Interpreter",
+        "code_interpreter:0",
+    ],
+)
 def test_tool_names_as_servers_mangle_them_are_resolved(tmp_path: Path, name: str) -> None:
     with rig(tmp_path) as r:
         r.model.add(reply(tool_call(name, PRINT)), final("42"))
@@ -161,20 +179,26 @@ def test_a_near_miss_name_gets_a_suggestion(tmp_path: Path) -> None:
     with rig(tmp_path) as r:
         r.model.add(*evolve_script())
         r.agent().run_task("days between 2020-01-01 and 2020-03-01")
-        r.model.add(reply(tool_call("days_between_dates", {"start": "2021-01-01", "end": "2021-12-31"})),
-                    reply(tool_call("days_between", {"start": "2021-01-01", "end": "2021-12-31"})), answer_from_tool)
+        r.model.add(
+            reply(tool_call("days_between_dates", {"start": "2021-01-01", "end": "2021-12-31"})),
+            reply(tool_call("days_between", {"start": "2021-01-01", "end": "2021-12-31"})),
+            answer_from_tool,
+        )
         second = r.agent().run_task("days between 2021-01-01 and 2021-12-31", index=1)
         miss = next(e for e in _results(r) if e.task == 1)
         assert "Did you mean 'days_between'?" in miss.data["error"]
         assert second.answer.startswith("364 days") and second.outcome == "reused"
 
 
-@pytest.mark.parametrize("content", [
-    '<tool_call>\n{"name": "code_interpreter", "arguments": {"code": "print(41 + 1)"}}\n</tool_call>',
-    '[TOOL_CALLS] [{"name": "code_interpreter", "arguments": {"code": "print(41 + 1)"}}]',
-    '```json\n{"name": "code_interpreter", "arguments": {"code": "print(41 + 1)"}}\n```',
-    '{"name": "functions.code_interpreter", "parameters": {"code": "print(41 + 1)"}}',
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        '<tool_call>\n{"name": "code_interpreter", "arguments": {"code": "print(41 + 1)"}}\n</tool_call>',
+        '[TOOL_CALLS] [{"name": "code_interpreter", "arguments": {"code": "print(41 + 1)"}}]',
+        '```json\n{"name": "code_interpreter", "arguments": {"code": "print(41 + 1)"}}\n```',
+        '{"name": "functions.code_interpreter", "parameters": {"code": "print(41 + 1)"}}',
+    ],
+)
 def test_tool_calls_written_as_text_are_run(tmp_path: Path, content: str) -> None:
     with rig(tmp_path) as r:
         r.model.add(final(content), final("42"))
@@ -205,21 +229,34 @@ def test_create_and_call_in_the_same_turn(tmp_path: Path) -> None:
         r.model.add(reply(tool_call("code_interpreter", {"code": VERIFY}), create_days_tool(), call), answer_from_tool)
         result = r.agent().run_task("days between 2020-01-01 and 2020-03-01")
         assert [(e.name, e.ok) for e in _results(r)] == [
-            ("code_interpreter", True), ("create_tool", True), ("days_between", True)]
+            ("code_interpreter", True),
+            ("create_tool", True),
+            ("days_between", True),
+        ]
         assert result.outcome == "evolved" and result.answer.startswith("60 days") and r.guards() == []
 
 
 def test_undecodable_text_from_a_page_or_the_model_does_not_break_the_run(tmp_path: Path) -> None:
     # A lone surrogate (a split emoji from a local server, undecodable bytes read with
     # surrogateescape) cannot be encoded as UTF-8; it used to end the run with a traceback.
-    page = {"ok": True, "url": "http://127.0.0.1:9/docs", "final_url": "http://127.0.0.1:9/docs",
-            "text": "rate 1.25 \udcff", "untrusted": True}
+    page = {
+        "ok": True,
+        "url": "http://127.0.0.1:9/docs",
+        "final_url": "http://127.0.0.1:9/docs",
+        "text": "rate 1.25 \udcff",
+        "untrusted": True,
+    }
     with rig(tmp_path) as r:
         r.web.access = lambda: WebAccess(search=lambda q, n: {"ok": True, "results": []}, read=lambda url: page)
-        r.model.add(reply(tool_call("read_webpage", {"url": page["url"]})),
-                    final("The page says 1.25 \ud83d (source: http://127.0.0.1:9/docs)"))
+        r.model.add(
+            reply(tool_call("read_webpage", {"url": page["url"]})),
+            final("The page says 1.25 \ud83d (source: http://127.0.0.1:9/docs)"),
+        )
         result = r.agent(allow_create=False).run_task("what rate does the page give?")
-        assert result.status == "answered" and result.answer == "The page says 1.25 \ufffd (source: http://127.0.0.1:9/docs)"
+        assert (
+            result.status == "answered"
+            and result.answer == "The page says 1.25 \ufffd (source: http://127.0.0.1:9/docs)"
+        )
         sent = [m for m in r.model.requests[-1][0] if m["role"] == "tool"][-1]["content"]
         assert "rate 1.25 \ufffd" in sent
 
@@ -227,12 +264,15 @@ def test_undecodable_text_from_a_page_or_the_model_does_not_break_the_run(tmp_pa
 # -- the pieces, directly ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("text", "answer"), [
-    ("<think>a</think>b", "b"),
-    ("<THINKING>a</THINKING>\nb", "b"),
-    ("b <think>cut off mid-thought", "b"),
-    ("no thinking here", "no thinking here"),
-])
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [
+        ("<think>a</think>b", "b"),
+        ("<THINKING>a</THINKING>\nb", "b"),
+        ("b <think>cut off mid-thought", "b"),
+        ("no thinking here", "no thinking here"),
+    ],
+)
 def test_strip_thinking(text: str, answer: str) -> None:
     assert strip_thinking(text) == answer
 
@@ -242,50 +282,73 @@ def test_encodable_replaces_lone_surrogates_and_joins_pairs() -> None:
     assert encodable("plain") == "plain"
 
 
-@pytest.mark.parametrize(("messages", "problem"), [
-    ([{"role": "tool", "tool_call_id": "a", "content": "x"}], "must answer a tool call"),
-    ([{"role": "assistant", "tool_calls": [{"id": "a"}]}, {"role": "user", "content": "x"}], "have no tool message"),
-    ([{"role": "assistant", "tool_calls": [{"id": ""}]}], "non-empty id"),
-    ([{"role": "assistant", "tool_calls": [{"id": "a"}, {"id": "a"}]}], "more than once"),
-    ([{"role": "assistant", "tool_calls": [{"id": "a"}]}], "unanswered"),
-])
+@pytest.mark.parametrize(
+    ("messages", "problem"),
+    [
+        ([{"role": "tool", "tool_call_id": "a", "content": "x"}], "must answer a tool call"),
+        (
+            [{"role": "assistant", "tool_calls": [{"id": "a"}]}, {"role": "user", "content": "x"}],
+            "have no tool message",
+        ),
+        ([{"role": "assistant", "tool_calls": [{"id": ""}]}], "non-empty id"),
+        ([{"role": "assistant", "tool_calls": [{"id": "a"}, {"id": "a"}]}], "more than once"),
+        ([{"role": "assistant", "tool_calls": [{"id": "a"}]}], "unanswered"),
+    ],
+)
 def test_the_strict_server_refuses_what_strict_providers_refuse(messages: list[Any], problem: str) -> None:
     assert problem in (transcript_problem(messages) or "")
-    ok = [{"role": "user", "content": "q"}, {"role": "assistant", "tool_calls": [{"id": "a"}]},
-          {"role": "tool", "tool_call_id": "a", "content": "r"}, {"role": "assistant", "content": "done"}]
+    ok = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "tool_calls": [{"id": "a"}]},
+        {"role": "tool", "tool_call_id": "a", "content": "r"},
+        {"role": "assistant", "content": "done"},
+    ]
     assert transcript_problem(ok) is None
 
 
 def test_calls_packed_into_multi_tool_use_parallel_are_unpacked(tmp_path: Path) -> None:
-    packed = tool_call("multi_tool_use.parallel", {"tool_uses": [
-        {"recipient_name": "functions.code_interpreter", "parameters": {"code": "print(1)"}},
-        {"recipient_name": "functions.code_interpreter", "parameters": {"code": "print(2)"}},
-    ]})
+    packed = tool_call(
+        "multi_tool_use.parallel",
+        {
+            "tool_uses": [
+                {"recipient_name": "functions.code_interpreter", "parameters": {"code": "print(1)"}},
+                {"recipient_name": "functions.code_interpreter", "parameters": {"code": "print(2)"}},
+            ]
+        },
+    )
     with rig(tmp_path) as r:
         r.model.add(reply(packed), final("done"))
         r.agent(allow_create=False).run_task("print two numbers")
         assert [(e.name, e.data["stdout"].strip()) for e in _results(r)] == [
-            ("code_interpreter", "1"), ("code_interpreter", "2")]
+            ("code_interpreter", "1"),
+            ("code_interpreter", "2"),
+        ]
 
 
 def test_fenced_or_twice_escaped_code_runs_and_is_stored_clean(tmp_path: Path) -> None:
     fenced = f"```python\n{VERIFY}```"
     escaped = DAYS_CODE.replace("\n", "\\n")  # newlines sent as the two characters \ and n
     with rig(tmp_path) as r:
-        r.model.add(reply(tool_call("code_interpreter", {"code": fenced})),
-                    reply(create_days_tool(code=escaped)),
-                    reply(tool_call("days_between", {"start": "2020-01-01", "end": "2020-03-01"})), answer_from_tool)
+        r.model.add(
+            reply(tool_call("code_interpreter", {"code": fenced})),
+            reply(create_days_tool(code=escaped)),
+            reply(tool_call("days_between", {"start": "2020-01-01", "end": "2020-03-01"})),
+            answer_from_tool,
+        )
         result = r.agent().run_task("days between 2020-01-01 and 2020-03-01")
         assert _results(r)[0].data["stdout"].strip() == "60"
         assert result.outcome == "evolved" and r.library.get("days_between").spec.code == DAYS_CODE
 
 
-@pytest.mark.parametrize(("code", "usable"), [
-    ("```python\nprint(1)\n```", "print(1)"),
-    ("import math\\nprint('中', math.pi)", "import math\nprint('中', math.pi)"),
-    ("print('a\\nb')", "print('a\\nb')"),  # an escape inside a string is the code's own
-    ("def broken(:\\n  pass", "def broken(:\\n  pass"),  # left alone when unescaping does not help
-])
+@pytest.mark.parametrize(
+    ("code", "usable"),
+    [
+        ("```python\nprint(1)\n```", "print(1)"),
+        ("import math\\nprint('中', math.pi)", "import math\nprint('中', math.pi)"),
+        ("print('a\\nb')", "print('a\\nb')"),  # an escape inside a string is the code's own
+        ("def broken(:\\n  pass", "def broken(:\\n  pass"),  # left alone when unescaping does not help
+    ],
+)
 def test_usable_code(code: str, usable: str) -> None:
     assert usable_code(code) == usable
 

@@ -29,8 +29,16 @@ def server() -> Iterator[tuple[ScriptedModel, ScriptedServer]]:
 
 
 def toolsmith(args: list[str], tmp: Path, srv: ScriptedServer) -> subprocess.CompletedProcess[str]:
-    return run_toolsmith(args, tmp / "home", cwd=tmp, TOOLSMITH_NETWORK="false", LLM_PROVIDER="custom",
-                         LLM_BASE_URL=srv.base_url, LLM_MODEL="scripted", LLM_API_KEY=SECRET)
+    return run_toolsmith(
+        args,
+        tmp / "home",
+        cwd=tmp,
+        TOOLSMITH_NETWORK="false",
+        LLM_PROVIDER="custom",
+        LLM_BASE_URL=srv.base_url,
+        LLM_MODEL="scripted",
+        LLM_API_KEY=SECRET,
+    )
 
 
 def records(path: Path) -> list[dict[str, Any]]:
@@ -58,8 +66,10 @@ def test_a_rejected_key_mid_run_stops_and_keeps_the_trajectory(
 def test_secrets_are_redacted_from_every_output(tmp_path: Path, server: tuple[ScriptedModel, ScriptedServer]) -> None:
     model, srv = server
     for _ in range(2):
-        model.add(reply(tool_call("code_interpreter", {"code": f"print('token {TOKEN}')"})),
-                  final(f"The key is {SECRET} and the token is {TOKEN}."))
+        model.add(
+            reply(tool_call("code_interpreter", {"code": f"print('token {TOKEN}')"})),
+            final(f"The key is {SECRET} and the token is {TOKEN}."),
+        )
     out = tmp_path / "out.json"
     plain = toolsmith(["run", "leak it", "--no-create", "--output", str(out)], tmp_path, srv)
     as_json = toolsmith(["run", "leak it", "--no-create", "--json"], tmp_path, srv)
@@ -106,10 +116,15 @@ def test_the_trajectory_has_every_message_call_result_timing_and_usage(
 ) -> None:
     model, srv = server
     model.add(*evolve_script())
-    config = ProviderConfig(provider="custom", model="scripted", base_url=srv.base_url, api_key=SECRET,
-                            key_variable="LLM_API_KEY")
-    report = run_session(["How many days between 2020-01-01 and 2020-03-01?"], settings=make_settings(tmp_path),
-                         provider=config, env={"LLM_API_KEY": SECRET})
+    config = ProviderConfig(
+        provider="custom", model="scripted", base_url=srv.base_url, api_key=SECRET, key_variable="LLM_API_KEY"
+    )
+    report = run_session(
+        ["How many days between 2020-01-01 and 2020-03-01?"],
+        settings=make_settings(tmp_path),
+        provider=config,
+        env={"LLM_API_KEY": SECRET},
+    )
     assert report.trajectory_path is not None
     lines = records(report.trajectory_path)
     task = lines[-1]
@@ -122,6 +137,5 @@ def test_the_trajectory_has_every_message_call_result_timing_and_usage(
     calls = [e["call_id"] for e in events if e["type"] == "tool_called"]
     results = [e for e in events if e["type"] == "tool_result"]
     assert calls == [e["call_id"] for e in results] and all("wall_s" in e and "data" in e for e in results)
-    assert [a["tool"] for a in task["actions"]] == [
-        "search_tools", "code_interpreter", "create_tool", "days_between"]
+    assert [a["tool"] for a in task["actions"]] == ["search_tools", "code_interpreter", "create_tool", "days_between"]
     assert SECRET not in report.trajectory_path.read_text()

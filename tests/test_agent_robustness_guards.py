@@ -36,8 +36,7 @@ def test_an_invented_number_gets_one_reminder(tmp_path: Path) -> None:
 
 def test_numbers_from_tools_the_task_or_simple_arithmetic_pass(tmp_path: Path) -> None:
     code = "print({'close': 924.7899780273438, 'week_ago': 903.25, 'volume': 41234567})"
-    answer = ("From 2020-01-01: close 924.79 (a week ago 903.25), up 21.54 or 2.38%, "
-              "volume 41.2 million, about 925.")
+    answer = "From 2020-01-01: close 924.79 (a week ago 903.25), up 21.54 or 2.38%, volume 41.2 million, about 925."
     with rig(tmp_path) as r:
         r.model.add(reply(tool_call("code_interpreter", {"code": code})), final(answer))
         result = r.agent(allow_create=False).run_task("NVDA close vs a week ago, since 2020-01-01")
@@ -47,8 +46,11 @@ def test_numbers_from_tools_the_task_or_simple_arithmetic_pass(tmp_path: Path) -
 def test_an_answer_that_names_no_source_is_reminded(tmp_path: Path) -> None:
     with rig(tmp_path) as r:
         _evolved(r)
-        r.model.add(reply(tool_call("days_between", {"start": "2021-01-01", "end": "2021-12-31"})),
-                    final("364 days."), answer_from_tool)
+        r.model.add(
+            reply(tool_call("days_between", {"start": "2021-01-01", "end": "2021-12-31"})),
+            final("364 days."),
+            answer_from_tool,
+        )
         result = r.agent().run_task(REUSE, index=1)
         assert r.guards() == ["grounding"] and "data source" in r.model.requests[-1][0][-1]["content"]
         assert "days_between" in result.answer and result.outcome == "reused"
@@ -56,22 +58,27 @@ def test_an_answer_that_names_no_source_is_reminded(tmp_path: Path) -> None:
 
 def test_an_honest_failure_without_numbers_is_not_reminded(tmp_path: Path) -> None:
     with rig(tmp_path) as r:
-        r.model.add(reply(tool_call("web_search", {"query": "free stock price library"})),
-                    final("I could not find a free library that gives this price, so I cannot answer."))
+        r.model.add(
+            reply(tool_call("web_search", {"query": "free stock price library"})),
+            final("I could not find a free library that gives this price, so I cannot answer."),
+        )
         result = r.agent().run_task("What is the latest price of ACME Corp?")
         assert r.guards() == [] and result.status == "answered"
 
 
-@pytest.mark.parametrize(("answer", "evidence", "unbacked"), [
-    ("60 days", '{"days": 60}', []),
-    ("60 days", "", ["60"]),
-    ("1,234.5 units", "1234.5", []),
-    ("3 items and 7 more", "", []),             # small counts are not checked
-    ("0.5 and 12.34", "12.339", ["0.5"]),       # rounding passes, a new decimal does not
-    ("1.2万", "12000", []),                      # rescaled (CJK ten-thousands)
-    ("up 5.0%", "105 100", []),                  # a percentage change of two numbers
-    ("version 2024", "2023", ["2024"]),
-])
+@pytest.mark.parametrize(
+    ("answer", "evidence", "unbacked"),
+    [
+        ("60 days", '{"days": 60}', []),
+        ("60 days", "", ["60"]),
+        ("1,234.5 units", "1234.5", []),
+        ("3 items and 7 more", "", []),  # small counts are not checked
+        ("0.5 and 12.34", "12.339", ["0.5"]),  # rounding passes, a new decimal does not
+        ("1.2万", "12000", []),  # rescaled (CJK ten-thousands)
+        ("up 5.0%", "105 100", []),  # a percentage change of two numbers
+        ("version 2024", "2023", ["2024"]),
+    ],
+)
 def test_ungrounded_numbers(answer: str, evidence: str, unbacked: list[str]) -> None:
     assert guards.ungrounded_numbers(answer, evidence) == unbacked
 
@@ -79,26 +86,32 @@ def test_ungrounded_numbers(answer: str, evidence: str, unbacked: list[str]) -> 
 # -- language --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("task", "language"), [
-    ("2020-01-01 和 2020-03-01 之间相差多少天？", "Chinese"),
-    ("英伟达 (NVDA) 的最新股价是多少？", "Chinese"),
-    ("2020年1月1日から2020年3月1日まで何日ですか？", "Japanese"),
-    ("2020-01-01과 2020-03-01 사이는 며칠입니까?", "Korean"),
-    ("Сколько дней между 2020-01-01 и 2020-03-01?", "a Cyrillic-script language"),
-    ("How many days between 2020-01-01 and 2020-03-01?", None),
-    ("Translate 你好 into English", None),  # a quoted word does not make the task Chinese
-])
+@pytest.mark.parametrize(
+    ("task", "language"),
+    [
+        ("2020-01-01 和 2020-03-01 之间相差多少天？", "Chinese"),
+        ("英伟达 (NVDA) 的最新股价是多少？", "Chinese"),
+        ("2020年1月1日から2020年3月1日まで何日ですか？", "Japanese"),
+        ("2020-01-01과 2020-03-01 사이는 며칠입니까?", "Korean"),
+        ("Сколько дней между 2020-01-01 и 2020-03-01?", "a Cyrillic-script language"),
+        ("How many days between 2020-01-01 and 2020-03-01?", None),
+        ("Translate 你好 into English", None),  # a quoted word does not make the task Chinese
+    ],
+)
 def test_task_language(task: str, language: str | None) -> None:
     assert guards.task_language(task) == language
 
 
-@pytest.mark.parametrize(("task", "answer", "reminded"), [
-    ("2020年1月1日から2020年3月1日まで何日ですか？", "60日", False),        # kanji-only Japanese is fine
-    ("2020-01-01과 2020-03-01 사이는 며칠입니까?", "60天", True),           # Korean wants hangul
-    ("2020-01-01과 2020-03-01 사이는 며칠입니까?", "60일입니다", False),
-    ("Сколько дней между 2020-01-01 и 2020-03-01?", "60 days", True),
-    ("2020-01-01 和 2020-03-01 之间相差多少天？", "60", True),             # a bare number: asked once
-])
+@pytest.mark.parametrize(
+    ("task", "answer", "reminded"),
+    [
+        ("2020年1月1日から2020年3月1日まで何日ですか？", "60日", False),  # kanji-only Japanese is fine
+        ("2020-01-01과 2020-03-01 사이는 며칠입니까?", "60天", True),  # Korean wants hangul
+        ("2020-01-01과 2020-03-01 사이는 며칠입니까?", "60일입니다", False),
+        ("Сколько дней между 2020-01-01 и 2020-03-01?", "60 days", True),
+        ("2020-01-01 和 2020-03-01 之间相差多少天？", "60", True),  # a bare number: asked once
+    ],
+)
 def test_language_reminder(task: str, answer: str, reminded: bool) -> None:
     assert (guards.language(task, answer, False) is not None) is reminded
 
@@ -125,10 +138,14 @@ def test_ignoring_the_pre_retrieval_hit_is_reminded_once_then_allowed(tmp_path: 
 def test_web_search_after_a_successful_reuse_is_reminded_once(tmp_path: Path) -> None:
     with rig(tmp_path) as r:
         _evolved(r)
-        r.model.add(reply(tool_call("days_between", {"start": "2021-01-01", "end": "2021-12-31"})),
-                    reply(tool_call("web_search", {"query": "days in 2021"})),
-                    lambda m, t: final(f"{last_tool_result(m, name='days_between')['result']['days']} days "
-                                       "(source: library tool days_between@1)"))
+        r.model.add(
+            reply(tool_call("days_between", {"start": "2021-01-01", "end": "2021-12-31"})),
+            reply(tool_call("web_search", {"query": "days in 2021"})),
+            lambda m, t: final(
+                f"{last_tool_result(m, name='days_between')['result']['days']} days "
+                "(source: library tool days_between@1)"
+            ),
+        )
         result = r.agent().run_task(REUSE, index=1)
         assert r.guards() == ["reuse_first"] and r.web.searches == []
         assert "already returned a result" in next(e.message for e in r.of_type("guard_fired"))
@@ -138,8 +155,12 @@ def test_web_search_after_a_successful_reuse_is_reminded_once(tmp_path: Path) ->
 def test_the_nudge_offers_an_honest_way_out(tmp_path: Path) -> None:
     honest = "The library printed data, but not what the task needs; I cannot answer reliably."
     with rig(tmp_path, max_nudges=2) as r:
-        r.model.add(reply(tool_call("code_interpreter", {"code": "print('unrelated output')"})),
-                    final(honest), final(honest), final(honest))
+        r.model.add(
+            reply(tool_call("code_interpreter", {"code": "print('unrelated output')"})),
+            final(honest),
+            final(honest),
+            final(honest),
+        )
         result = r.agent().run_task("What is the latest price of ACME Corp?")
         nudges = [e.message for e in r.of_type("guard_fired") if e.guard == "nudge"]
         assert len(nudges) == 2 and "say so honestly" in nudges[0]
@@ -164,8 +185,10 @@ def test_the_last_model_call_is_told_to_answer(tmp_path: Path) -> None:
 
 def test_max_steps_reached_on_a_tool_call_turn_ends_honestly(tmp_path: Path) -> None:
     with rig(tmp_path, max_steps=2) as r:
-        r.model.add(reply(tool_call("code_interpreter", {"code": "print(1)"})),
-                    reply(tool_call("code_interpreter", {"code": "print(2)"})))
+        r.model.add(
+            reply(tool_call("code_interpreter", {"code": "print(1)"})),
+            reply(tool_call("code_interpreter", {"code": "print(2)"})),
+        )
         result = r.agent().run_task("loop")
         assert result.status == "budget" and "max steps 2" in result.answer and result.model_calls == 2
 

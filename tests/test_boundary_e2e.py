@@ -34,7 +34,7 @@ from toolsmith.library import Provenance, ToolLibrary, ToolSpec
 from toolsmith.sandbox import Sandbox
 from toolsmith.sandbox import bwrap as bwrap_module
 
-PROBE_CODE = '''\
+PROBE_CODE = """\
 import os
 import sqlite3
 
@@ -77,12 +77,15 @@ def run(db_path, data_dir):
                 break
     report["found"] = sorted(set(report["found"]))
     return report
-'''
+"""
 PROBE = ToolSpec(
     name="probe_library",
     description="Looks for the tool library file and tries to change it.",
-    parameters={"type": "object", "properties": {"db_path": {"type": "string"}, "data_dir": {"type": "string"}},
-                "required": ["db_path", "data_dir"]},
+    parameters={
+        "type": "object",
+        "properties": {"db_path": {"type": "string"}, "data_dir": {"type": "string"}},
+        "required": ["db_path", "data_dir"],
+    },
     code=PROBE_CODE,
     test_args={"db_path": "/nonexistent/library.db", "data_dir": "/nonexistent"},
 )
@@ -104,8 +107,10 @@ def snapshot(db: Path) -> dict[str, Any]:
             table: [tuple(r) for r in conn.execute(f"SELECT * FROM {table} ORDER BY 1")]
             for table in ("versions", "tools", "audit")
         }
-        rows["stats"] = [tuple(r) for r in conn.execute(
-            "SELECT version_id, failures, consecutive_failures, last_error FROM stats ORDER BY 1")]
+        rows["stats"] = [
+            tuple(r)
+            for r in conn.execute("SELECT version_id, failures, consecutive_failures, last_error FROM stats ORDER BY 1")
+        ]
         return rows
     finally:
         conn.close()
@@ -147,8 +152,7 @@ def test_sandboxed_stored_tool_cannot_reach_the_library(settings: Settings) -> N
         library.add(OTHER, provenance=PROV, gate={"ok": True})
         before = snapshot(settings.db_path)
         args = {"db_path": str(settings.db_path.resolve()), "data_dir": str(settings.home.resolve())}
-        call = call_stored_tool(probe, args, library=library, sandbox=sandbox, settings=settings,
-                                actor="agent:e2e")
+        call = call_stored_tool(probe, args, library=library, sandbox=sandbox, settings=settings, actor="agent:e2e")
         assert call.outcome.ok, call.outcome.error
         report = call.outcome.value
         assert report["exists"] == [] and report["found"] == [], report
@@ -175,9 +179,13 @@ def test_direct_sql_cannot_change_a_stored_version() -> None:
         library.add(OTHER, provenance=PROV, gate={"ok": True})
     conn = sqlite3.connect(home / "library.db")
     try:
-        for sql in ("UPDATE versions SET code = 'def run(text):\n    return 1\n'",
-                    "UPDATE versions SET parameters = '{}'", "UPDATE versions SET task = 'forged'",
-                    "DELETE FROM audit", "UPDATE audit SET actor = 'user:mallory'"):
+        for sql in (
+            "UPDATE versions SET code = 'def run(text):\n    return 1\n'",
+            "UPDATE versions SET parameters = '{}'",
+            "UPDATE versions SET task = 'forged'",
+            "DELETE FROM audit",
+            "UPDATE audit SET actor = 'user:mallory'",
+        ):
             with pytest.raises(sqlite3.IntegrityError, match="toolsmith:"):
                 conn.execute(sql)
     finally:

@@ -32,20 +32,29 @@ DAYS_CODE = (
 DAYS = ToolSpec(
     name="days_between",
     description="Count the days between two ISO dates.",
-    parameters={"type": "object", "properties": {"start": {"type": "string"}, "end": {"type": "string"}},
-                "required": ["start", "end"]},
+    parameters={
+        "type": "object",
+        "properties": {"start": {"type": "string"}, "end": {"type": "string"}},
+        "required": ["start", "end"],
+    },
     code=DAYS_CODE,
     test_args={"start": "2020-01-01", "end": "2020-03-01"},
 )
 WEEKDAY = replace(
-    DAYS, name="weekday_of", description="The weekday of an ISO date.",
+    DAYS,
+    name="weekday_of",
+    description="The weekday of an ISO date.",
     parameters={"type": "object", "properties": {"day": {"type": "string"}}, "required": ["day"]},
     code="from datetime import date\n\n\ndef run(day):\n    return {'weekday': date.fromisoformat(day).strftime('%A')}\n",
     test_args={"day": "2024-02-29"},
 )
-PROV = Provenance(task="How many days from New Year to March?", model="scripted-model",
-                  sources=("https://docs.python.org/3/library/datetime.html",),
-                  created_at="2024-03-01T12:34:56Z", session_id="sess-round-trip")
+PROV = Provenance(
+    task="How many days from New Year to March?",
+    model="scripted-model",
+    sources=("https://docs.python.org/3/library/datetime.html",),
+    created_at="2024-03-01T12:34:56Z",
+    session_id="sess-round-trip",
+)
 
 
 class Verdict:
@@ -118,8 +127,9 @@ def test_key_loading_errors_and_openssh_keys(tmp_path: Path, key: Ed25519Private
     ssh = key.public_key().public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH)
     (tmp_path / "id.pub").write_bytes(ssh + b" someone@host\n")
     assert signing.fingerprint(signing.load_public_key(tmp_path / "id.pub")) == signing.fingerprint(key.public_key())
-    encrypted = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                  serialization.BestAvailableEncryption(b"secret"))
+    encrypted = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.BestAvailableEncryption(b"secret")
+    )
     (tmp_path / "enc.key").write_bytes(encrypted)
     with pytest.raises(KeyFileError, match="passphrase"):
         signing.load_private_key(tmp_path / "enc.key")
@@ -128,8 +138,9 @@ def test_key_loading_errors_and_openssh_keys(tmp_path: Path, key: Ed25519Private
 # --- signing and verifying through the library API -------------------------------------
 
 
-def test_signed_export_is_deterministic_and_verifies(source: ToolLibrary, target: ToolLibrary, tmp_path: Path,
-                                                     key: Ed25519PrivateKey) -> None:
+def test_signed_export_is_deterministic_and_verifies(
+    source: ToolLibrary, target: ToolLibrary, tmp_path: Path, key: Ed25519PrivateKey
+) -> None:
     out = tmp_path / "bundle"
     export_tools(source, out, sign_key=key)
     sig, meta = (out / "manifest.sig").read_bytes(), json.loads((out / "signature.json").read_text())
@@ -145,16 +156,16 @@ def test_signed_export_is_deterministic_and_verifies(source: ToolLibrary, target
     assert report.to_dict()["signature"]["trusted"] is True
 
 
-def test_unsigned_export_removes_a_stale_signature(source: ToolLibrary, tmp_path: Path,
-                                                   key: Ed25519PrivateKey) -> None:
+def test_unsigned_export_removes_a_stale_signature(source: ToolLibrary, tmp_path: Path, key: Ed25519PrivateKey) -> None:
     out = tmp_path / "bundle"
     export_tools(source, out, sign_key=key)
     export_tools(source, out)
     assert not (out / "manifest.sig").exists() and not (out / "signature.json").exists()
 
 
-def test_tampered_manifest_refuses_the_whole_bundle(source: ToolLibrary, target: ToolLibrary, tmp_path: Path,
-                                                    key: Ed25519PrivateKey) -> None:
+def test_tampered_manifest_refuses_the_whole_bundle(
+    source: ToolLibrary, target: ToolLibrary, tmp_path: Path, key: Ed25519PrivateKey
+) -> None:
     out = tmp_path / "bundle"
     export_tools(source, out, sign_key=key)
     manifest = json.loads((out / "manifest.json").read_text())
@@ -168,8 +179,9 @@ def test_tampered_manifest_refuses_the_whole_bundle(source: ToolLibrary, target:
     assert written(target) == before == (0, 0)
 
 
-def test_signature_by_another_key_or_missing(source: ToolLibrary, target: ToolLibrary, tmp_path: Path,
-                                            key: Ed25519PrivateKey) -> None:
+def test_signature_by_another_key_or_missing(
+    source: ToolLibrary, target: ToolLibrary, tmp_path: Path, key: Ed25519PrivateKey
+) -> None:
     out = tmp_path / "bundle"
     export_tools(source, out, sign_key=key)
     other = Ed25519PrivateKey.generate().public_key()
@@ -190,8 +202,9 @@ def test_signature_by_another_key_or_missing(source: ToolLibrary, target: ToolLi
         import_tools(target, tmp_path / "b2", validate=gate, actor="u")
 
 
-def test_unsigned_bundle_needs_no_key_but_is_refused_with_one(source: ToolLibrary, target: ToolLibrary,
-                                                              tmp_path: Path, key: Ed25519PrivateKey) -> None:
+def test_unsigned_bundle_needs_no_key_but_is_refused_with_one(
+    source: ToolLibrary, target: ToolLibrary, tmp_path: Path, key: Ed25519PrivateKey
+) -> None:
     out = tmp_path / "bundle"
     export_tools(source, out)
     with pytest.raises(SignatureError, match="is not signed"):
@@ -205,8 +218,9 @@ def test_unsigned_bundle_needs_no_key_but_is_refused_with_one(source: ToolLibrar
 
 
 @pytest.mark.parametrize("garbage", [b"not base64 at all!!", b"c2hvcnQ=\n"])
-def test_malformed_signature_files(source: ToolLibrary, target: ToolLibrary, tmp_path: Path,
-                                   key: Ed25519PrivateKey, garbage: bytes) -> None:
+def test_malformed_signature_files(
+    source: ToolLibrary, target: ToolLibrary, tmp_path: Path, key: Ed25519PrivateKey, garbage: bytes
+) -> None:
     out = tmp_path / "bundle"
     export_tools(source, out, sign_key=key)
     (out / "manifest.sig").write_bytes(garbage)
@@ -219,8 +233,9 @@ def test_malformed_signature_files(source: ToolLibrary, target: ToolLibrary, tmp
     assert written(target) == (0, 0)
 
 
-def test_signed_bundle_still_refuses_a_tampered_tool(source: ToolLibrary, target: ToolLibrary, tmp_path: Path,
-                                                     key: Ed25519PrivateKey) -> None:
+def test_signed_bundle_still_refuses_a_tampered_tool(
+    source: ToolLibrary, target: ToolLibrary, tmp_path: Path, key: Ed25519PrivateKey
+) -> None:
     out = tmp_path / "bundle"
     export_tools(source, out, sign_key=key)
     (out / "days_between" / "tool.py").write_text(DAYS_CODE + "import os\n", encoding="utf-8")
@@ -236,12 +251,6 @@ def test_signed_bundle_still_refuses_a_tampered_tool(source: ToolLibrary, target
 # --- the command line ------------------------------------------------------------------
 
 
-
-
-
-
-
-
 @pytest.fixture
 def homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
     monkeypatch.delenv("TOOLSMITH_REVIEW", raising=False)
@@ -255,8 +264,9 @@ def homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
     return mine, theirs
 
 
-def test_cli_keygen_sign_verify_round_trip(homes: tuple[Path, Path], tmp_path: Path,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_keygen_sign_verify_round_trip(
+    homes: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _, theirs = homes
     keys = as_json(invoke("keygen", str(tmp_path / "keys" / "team.key"), "--json"))
     assert stat.S_IMODE(Path(keys["private_key"]).stat().st_mode) == 0o600
@@ -271,14 +281,21 @@ def test_cli_keygen_sign_verify_round_trip(homes: tuple[Path, Path], tmp_path: P
     monkeypatch.setenv("TOOLSMITH_HOME", str(theirs))
     report = as_json(invoke("import", str(bundle), "--verify-key", keys["public_key"], "--json"))
     assert report["signature"] == {"signed": True, "trusted": True, "fingerprint": keys["fingerprint"]}
-    assert [(t["name"], t["outcome"]) for t in report["tools"]] == [("days_between", "imported"),
-                                                                    ("weekday_of", "imported")]
+    assert [(t["name"], t["outcome"]) for t in report["tools"]] == [
+        ("days_between", "imported"),
+        ("weekday_of", "imported"),
+    ]
     with ToolLibrary(theirs / "library.db") as library:
         copy = library.get("days_between")
         assert copy.status is Status.PENDING  # review = required
         prov = copy.provenance
         assert (prov.task, prov.model, prov.sources, prov.session_id, prov.created_at) == (
-            PROV.task, PROV.model, PROV.sources, PROV.session_id, PROV.created_at)
+            PROV.task,
+            PROV.model,
+            PROV.sources,
+            PROV.session_id,
+            PROV.created_at,
+        )
         assert prov.origin == "import"
         assert copy.gate["ok"] is True and [c["check"] for c in copy.gate["checks"]][-1] == "test_run"  # real gate
         entry = library.audit_log("days_between")[-1]
@@ -288,8 +305,9 @@ def test_cli_keygen_sign_verify_round_trip(homes: tuple[Path, Path], tmp_path: P
     assert "signature verified with the trusted key sha256:" in text.stdout and "2 unchanged" in text.stdout
 
 
-def test_cli_refuses_bad_signatures_and_writes_nothing(homes: tuple[Path, Path], tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_refuses_bad_signatures_and_writes_nothing(
+    homes: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     mine, theirs = homes
     keys = signing.generate_keypair(tmp_path / "team.key")
     stranger = signing.generate_keypair(tmp_path / "stranger.key")

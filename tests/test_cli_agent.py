@@ -28,16 +28,19 @@ def toolsmith(args: list[str], home: Path, cwd: Path, **env: str) -> subprocess.
 
 
 def endpoint(srv: ScriptedServer) -> dict[str, str]:
-    return {"LLM_PROVIDER": "custom", "LLM_BASE_URL": srv.base_url, "LLM_MODEL": "scripted",
-            "LLM_API_KEY": SECRET}
+    return {"LLM_PROVIDER": "custom", "LLM_BASE_URL": srv.base_url, "LLM_MODEL": "scripted", "LLM_API_KEY": SECRET}
 
 
 def test_run_evolves_writes_trajectory_and_output(tmp_path: Path, server: tuple[ScriptedModel, ScriptedServer]) -> None:
     model, srv = server
     model.add(*evolve_script())
     out = tmp_path / "run.json"
-    proc = toolsmith(["run", "How many days between 2020-01-01 and 2020-03-01?", "--output", str(out)],
-                     tmp_path / "home", tmp_path, **endpoint(srv))
+    proc = toolsmith(
+        ["run", "How many days between 2020-01-01 and 2020-03-01?", "--output", str(out)],
+        tmp_path / "home",
+        tmp_path,
+        **endpoint(srv),
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "60 days" in proc.stdout and "trajectory:" in proc.stdout
     trajectory = Path(proc.stdout.split("trajectory:")[1].split()[0])

@@ -54,12 +54,6 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     yield home
 
 
-
-
-
-
-
-
 # --- reading -----------------------------------------------------------------------------
 
 
@@ -171,7 +165,9 @@ def test_export_then_import_into_another_home(home: Path, tmp_path: Path, monkey
 
     monkeypatch.setenv("TOOLSMITH_HOME", str(tmp_path / "other"))
     monkeypatch.setattr(
-        cli, "_gate_validator", lambda settings: lambda spec: _Verdict(spec.name != "get_stock_price", "refused in test")
+        cli,
+        "_gate_validator",
+        lambda settings: lambda spec: _Verdict(spec.name != "get_stock_price", "refused in test"),
     )
     result = invoke("import", str(bundle), "--json")
     assert result.exit_code == 1

@@ -18,10 +18,12 @@ def test_identical_code_is_refused_outright(tmp_path: Path) -> None:
     with rig(tmp_path) as r:
         r.model.add(*evolve_script())
         r.agent().run_task("days between 2020-01-01 and 2020-03-01")
-        r.model.add(reply(tool_call("code_interpreter", {"code": VERIFY})),
-                    reply(create_days_tool(name="count_days", description="Something else entirely.")),
-                    reply(create_days_tool(name="count_days", description="Something else entirely.")),
-                    final("reusing"))
+        r.model.add(
+            reply(tool_call("code_interpreter", {"code": VERIFY})),
+            reply(create_days_tool(name="count_days", description="Something else entirely.")),
+            reply(create_days_tool(name="count_days", description="Something else entirely.")),
+            final("reusing"),
+        )
         r.agent().run_task("count days from 2020-01-01 to 2020-03-01", index=1)
         refusals = _create_results(r)[-2:]
         assert all(x["duplicate"] == "days_between@1" and not x["ok"] for x in refusals)
@@ -35,10 +37,16 @@ def test_similar_tool_is_reported_once_then_the_models_choice_is_stored(tmp_path
         r.agent().run_task("days between 2020-01-01 and 2020-03-01")
         r.model.add(
             reply(tool_call("code_interpreter", {"code": VERIFY})),
-            reply(create_days_tool(name="days_between_dates", code=variant,
-                                   description="Count the days between two ISO dates.")),
-            reply(create_days_tool(name="days_between_dates", code=variant,
-                                   description="Count the days between two ISO dates.")),
+            reply(
+                create_days_tool(
+                    name="days_between_dates", code=variant, description="Count the days between two ISO dates."
+                )
+            ),
+            reply(
+                create_days_tool(
+                    name="days_between_dates", code=variant, description="Count the days between two ISO dates."
+                )
+            ),
             final("stored"),
         )
         r.agent().run_task("number of days from 2020-01-01 until 2020-03-01", index=1)
@@ -103,9 +111,12 @@ def test_review_required_keeps_new_tools_out_of_search_until_approved(tmp_path: 
 
 def test_a_tool_embedding_a_secret_is_never_stored(tmp_path: Path, monkeypatch: Any) -> None:
     monkeypatch.setenv("EXAMPLE_SERVICE_API_KEY", "live-secret-value-123456")
-    leaky = DAYS_CODE.replace("from datetime import date", "from datetime import date\nKEY = 'live-secret-value-123456'")
+    leaky = DAYS_CODE.replace(
+        "from datetime import date", "from datetime import date\nKEY = 'live-secret-value-123456'"
+    )
     with rig(tmp_path) as r:
-        r.model.add(reply(tool_call("code_interpreter", {"code": VERIFY})), reply(create_days_tool(code=leaky)),
-                    final("no"))
+        r.model.add(
+            reply(tool_call("code_interpreter", {"code": VERIFY})), reply(create_days_tool(code=leaky)), final("no")
+        )
         r.agent().run_task("days between 2020-01-01 and 2020-03-01")
         assert "contains a secret" in _create_results(r)[-1]["error"] and len(r.library) == 0

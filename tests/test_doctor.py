@@ -16,8 +16,13 @@ def _doctor(home: Path, **env: str) -> subprocess.CompletedProcess[str]:
 
 def test_doctor_reports_each_part(tmp_path: Path) -> None:
     with ScriptedServer(ScriptedModel(name="scripted")) as server:
-        proc = _doctor(tmp_path, LLM_PROVIDER="custom", LLM_BASE_URL=server.base_url, LLM_MODEL="scripted",
-                       LLM_API_KEY="sk-doctor-secret-0123456789")
+        proc = _doctor(
+            tmp_path,
+            LLM_PROVIDER="custom",
+            LLM_BASE_URL=server.base_url,
+            LLM_MODEL="scripted",
+            LLM_API_KEY="sk-doctor-secret-0123456789",
+        )
     assert proc.returncode == 0, proc.stderr
     rows = {row["check"]: row for row in json.loads(proc.stdout)}
     assert rows["model provider"]["ok"] is True and "custom" in rows["model provider"]["detail"]

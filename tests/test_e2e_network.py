@@ -72,12 +72,19 @@ def evolve(messages: list[dict[str, Any]], tools: Any) -> ModelReply:
     if not ran or ran[-1]["exit_code"] != 0:
         code = "import humanize\nprint(humanize.naturalsize(123456789))\n"
         return reply(tool_call("code_interpreter", {"code": code, "pip_install": "humanize"}))
-    return reply(tool_call("create_tool", {
-        "name": "humanize_file_size",
-        "description": "Format a number of bytes as a human-readable file size (such as 1.2 GB) with humanize.",
-        "parameters": PARAMS, "code": TOOL_CODE, "test_args": {"num_bytes": 123456789},
-        "keywords": ["file size", "bytes", "human readable", "文件大小"],
-    }))
+    return reply(
+        tool_call(
+            "create_tool",
+            {
+                "name": "humanize_file_size",
+                "description": "Format a number of bytes as a human-readable file size (such as 1.2 GB) with humanize.",
+                "parameters": PARAMS,
+                "code": TOOL_CODE,
+                "test_args": {"num_bytes": 123456789},
+                "keywords": ["file size", "bytes", "human readable", "文件大小"],
+            },
+        )
+    )
 
 
 @pytest.fixture()
@@ -90,8 +97,14 @@ def test_evolve_around_a_real_package_then_reuse(settings: Settings) -> None:
     with ScriptedServer(model) as server, ToolLibrary.open(settings) as library:
         chat = ChatModel(ProviderConfig("custom", "scripted", server.base_url, "test", None), timeout=30)
         events: list[Any] = []
-        agent = Agent(model=chat, library=library, sandbox=Sandbox(settings), settings=settings,
-                      web=default_web(settings), on_event=events.append)
+        agent = Agent(
+            model=chat,
+            library=library,
+            sandbox=Sandbox(settings),
+            settings=settings,
+            web=default_web(settings),
+            on_event=events.append,
+        )
         first = agent.run_task("How large is 123456789 bytes in human-readable form?")
         assert first.status == "answered", first.answer
         assert "123.5 MB" in first.answer and first.created == ["humanize_file_size@1"]

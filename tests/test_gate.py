@@ -14,13 +14,13 @@ from toolsmith.library.models import ToolSpec
 from toolsmith.sandbox import Sandbox
 from toolsmith.schema import normalize_parameters
 
-GOOD_CODE = '''\
+GOOD_CODE = """\
 from datetime import date
 
 
 def run(start: str, end: str) -> dict:
     return {"days": (date.fromisoformat(end) - date.fromisoformat(start)).days}
-'''
+"""
 PARAMS: dict[str, Any] = {
     "type": "object",
     "properties": {"start": {"type": "string"}, "end": {"type": "string"}},
@@ -38,8 +38,11 @@ def gate(tmp_path_factory: pytest.TempPathFactory) -> Gate:
 
 def spec(**overrides: Any) -> ToolSpec:
     base: dict[str, Any] = {
-        "name": "days_between", "description": "Days between two dates.", "parameters": PARAMS,
-        "code": GOOD_CODE, "test_args": ARGS,
+        "name": "days_between",
+        "description": "Days between two dates.",
+        "parameters": PARAMS,
+        "code": GOOD_CODE,
+        "test_args": ARGS,
     }
     base.update(overrides)
     return ToolSpec(**base)
@@ -86,8 +89,11 @@ def test_bare_properties_map_and_missing_type_are_normalised(gate: Gate) -> None
 
 
 def test_required_parameter_not_accepted_by_run_is_refused(gate: Gate) -> None:
-    params = {**PARAMS, "properties": {**PARAMS["properties"], "tz": {"type": "string"}},
-              "required": ["start", "end", "tz"]}
+    params = {
+        **PARAMS,
+        "properties": {**PARAMS["properties"], "tz": {"type": "string"}},
+        "required": ["start", "end", "tz"],
+    }
     report = gate.check(spec(parameters=params, test_args={**ARGS, "tz": "UTC"}))
     assert report.failed == "parameters" and "'tz'" in (report.reason or "")
 
@@ -105,9 +111,11 @@ def test_kwargs_run_accepts_any_required_parameter(gate: Gate) -> None:
 
 @pytest.mark.parametrize(
     ("test_args", "fragment"),
-    [({"start": "2020-01-01"}, "missing required argument 'end'"),
-     ({"start": 5, "end": "2020-03-01"}, "should be of type string"),
-     ({**ARGS, "extra": 1}, "unknown argument 'extra'")],
+    [
+        ({"start": "2020-01-01"}, "missing required argument 'end'"),
+        ({"start": 5, "end": "2020-03-01"}, "should be of type string"),
+        ({**ARGS, "extra": 1}, "unknown argument 'extra'"),
+    ],
 )
 def test_test_args_must_fit_the_schema(gate: Gate, test_args: dict[str, Any], fragment: str) -> None:
     report = gate.check(spec(test_args=test_args))
@@ -180,7 +188,10 @@ def test_test_value_inside_a_url_is_refused_but_docstring_mention_is_not(gate: G
         ("import sys\n\ndef run(start, end):\n    sys.exit(3)\n", "SystemExit"),
         ("def run(start, end):\n    return None\n", "verified nothing"),
         ("def run(start, end):\n    return {}\n", "verified nothing"),
-        ("import nonexistent_module_zz\n\ndef run(start, end):\n    return {'d': len(start)}\n", "importing the tool failed"),
+        (
+            "import nonexistent_module_zz\n\ndef run(start, end):\n    return {'d': len(start)}\n",
+            "importing the tool failed",
+        ),
     ],
 )
 def test_test_run_failures_are_refused_with_the_reason(gate: Gate, code: str, fragment: str) -> None:

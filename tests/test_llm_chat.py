@@ -104,9 +104,7 @@ def test_tool_call_round_trip(scripted: ScriptedModel, server: ScriptedServer) -
 
     first = model.complete(USER, TOOLS)
 
-    assert first.tool_calls == (
-        llm.ToolCallRequest(id="call_1", name="get_time", arguments=broken_json),
-    )
+    assert first.tool_calls == (llm.ToolCallRequest(id="call_1", name="get_time", arguments=broken_json),)
     assert first.content == "Let me check."
     assert first.finish_reason == "tool_calls"
     assert first.model == "scripted"
@@ -142,9 +140,7 @@ def test_usage_and_cost_from_price_table(scripted: ScriptedModel, server: Script
     assert result.usage == Usage(1000, 500, 1500, cost=pytest.approx(0.006))
 
 
-def test_usage_estimated_by_scripted_model_and_reported_cost(
-    scripted: ScriptedModel, server: ScriptedServer
-) -> None:
+def test_usage_estimated_by_scripted_model_and_reported_cost(scripted: ScriptedModel, server: ScriptedServer) -> None:
     scripted.add(final("four"), ModelReply(content="y", usage=Usage(10, 5, 15, cost=0.25)))
     model = chat(server)
     estimated = model.complete(USER, TOOLS).usage
@@ -154,9 +150,7 @@ def test_usage_estimated_by_scripted_model_and_reported_cost(
     assert model.complete(USER, []).usage.cost == pytest.approx(0.25)
 
 
-def test_reasoning_content_survives_the_round_trip(
-    scripted: ScriptedModel, server: ScriptedServer
-) -> None:
+def test_reasoning_content_survives_the_round_trip(scripted: ScriptedModel, server: ScriptedServer) -> None:
     scripted.add(
         ModelReply(
             content=None,
@@ -186,9 +180,7 @@ def test_429_then_500_then_success(scripted: ScriptedModel, server: ScriptedServ
     assert "HTTP 429" in recorder.retries[0][2] and "HTTP 500" in recorder.retries[1][2]
 
 
-def test_retry_after_is_honoured_and_capped(
-    scripted: ScriptedModel, server: ScriptedServer
-) -> None:
+def test_retry_after_is_honoured_and_capped(scripted: ScriptedModel, server: ScriptedServer) -> None:
     scripted.add(final("a"), final("b"))
     recorder = Recorder()
     model = chat(server, recorder, retry=RetryPolicy(max_delay_s=10.0))
@@ -199,9 +191,7 @@ def test_retry_after_is_honoured_and_capped(
     assert recorder.sleeps == [3.0, 10.0]
 
 
-def test_retry_after_beyond_the_time_budget_gives_up_at_once(
-    scripted: ScriptedModel, server: ScriptedServer
-) -> None:
+def test_retry_after_beyond_the_time_budget_gives_up_at_once(scripted: ScriptedModel, server: ScriptedServer) -> None:
     server.inject(status=429, retry_after=50)
     recorder = Recorder()
     model = chat(server, recorder, retry=RetryPolicy(max_delay_s=60.0, max_total_s=20.0))
@@ -285,9 +275,7 @@ def test_401_without_key_variable_points_at_llm_api_key(server: ScriptedServer) 
 def test_404_model_and_400_tools_hints(server: ScriptedServer) -> None:
     server.inject(
         status=404,
-        body={
-            "error": {"message": "The model `scripted` does not exist", "code": "model_not_found"}
-        },
+        body={"error": {"message": "The model `scripted` does not exist", "code": "model_not_found"}},
     )
     with pytest.raises(ModelError, match="LLM_MODEL"):
         chat(server).complete(USER, [])
@@ -311,9 +299,7 @@ def test_insufficient_quota_is_not_retried(server: ScriptedServer) -> None:
 
 
 def test_unusable_responses(server: ScriptedServer) -> None:
-    server.inject(
-        body={"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": []}
-    )
+    server.inject(body={"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": []})
     with pytest.raises(ModelResponseError, match="without any choices"):
         chat(server).complete(USER, [])
     server.inject(body="<html>a web page, not an API</html>")
@@ -321,9 +307,7 @@ def test_unusable_responses(server: ScriptedServer) -> None:
         chat(server).complete(USER, [])
 
 
-def test_scripted_model_failure_reaches_the_client_unretried(
-    scripted: ScriptedModel, server: ScriptedServer
-) -> None:
+def test_scripted_model_failure_reaches_the_client_unretried(scripted: ScriptedModel, server: ScriptedServer) -> None:
     with pytest.raises(ModelError, match="no reply left"):
         chat(server).complete(USER, [])
     assert server.request_count == 1 and len(server.errors) == 1
@@ -332,9 +316,7 @@ def test_scripted_model_failure_reaches_the_client_unretried(
 # --- keys stay where they belong ------------------------------------------------------
 
 
-def test_empty_key_never_picks_up_openai_api_key(
-    server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_empty_key_never_picks_up_openai_api_key(server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> None:
     scripted = server.model
     assert isinstance(scripted, ScriptedModel)
     scripted.add(final("a"))
@@ -365,9 +347,7 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", refuse)
 
 
-@pytest.mark.parametrize(
-    "base_url", [None, "https://openrouter.ai/api/v1", "http://10.0.0.5:8000/v1"]
-)
+@pytest.mark.parametrize("base_url", [None, "https://openrouter.ai/api/v1", "http://10.0.0.5:8000/v1"])
 def test_ban_refuses_non_loopback_before_any_io(no_network: None, base_url: str | None) -> None:
     config = ProviderConfig(
         provider="openai",

@@ -49,9 +49,7 @@ def test_named_providers(provider: str, variable: str, base_url: str, model: str
 
 
 def test_provider_name_is_forgiving_and_checked() -> None:
-    assert (
-        resolve_provider({"LLM_PROVIDER": " Kimi ", "MOONSHOT_API_KEY": "k"}).provider == "moonshot"
-    )
+    assert resolve_provider({"LLM_PROVIDER": " Kimi ", "MOONSHOT_API_KEY": "k"}).provider == "moonshot"
     assert resolve_provider({"LLM_PROVIDER": "volcengine", "ARK_API_KEY": "k"}).provider == "ark"
     with pytest.raises(ConfigError) as info:
         resolve_provider({"LLM_PROVIDER": "anthropic-direct"})
@@ -124,9 +122,7 @@ def test_openrouter_fallback_maps_the_model(env: dict[str, str], model: str) -> 
 
 
 def test_no_fallback_when_own_key_or_own_url_is_set() -> None:
-    own = resolve_provider(
-        {"MOONSHOT_API_KEY": "k", "OPENROUTER_API_KEY": "o", "LLM_PROVIDER": "moonshot"}
-    )
+    own = resolve_provider({"MOONSHOT_API_KEY": "k", "OPENROUTER_API_KEY": "o", "LLM_PROVIDER": "moonshot"})
     assert own.provider == "moonshot"
     with pytest.raises(MissingKeyError):
         # A base URL of the user's own means "that server", never silently OpenRouter.
@@ -153,9 +149,7 @@ def test_ark_endpoint_ids_cannot_be_mapped() -> None:
 
 
 def test_explicit_openrouter_namespaces_bare_names() -> None:
-    config = resolve_provider(
-        {"LLM_PROVIDER": "openrouter", "OPENROUTER_API_KEY": "o", "LLM_MODEL": "gpt-4o"}
-    )
+    config = resolve_provider({"LLM_PROVIDER": "openrouter", "OPENROUTER_API_KEY": "o", "LLM_MODEL": "gpt-4o"})
     assert config.model == "openai/gpt-4o"
     assert config.fallback_from is None
 
@@ -170,9 +164,7 @@ def test_openrouter_model_mapping_rules() -> None:
 
 
 def test_custom_base_url_on_loopback_needs_no_key() -> None:
-    config = resolve_provider(
-        {"LLM_BASE_URL": "http://127.0.0.1:8000/v1/", "LLM_MODEL": "Qwen/Qwen2.5-7B"}
-    )
+    config = resolve_provider({"LLM_BASE_URL": "http://127.0.0.1:8000/v1/", "LLM_MODEL": "Qwen/Qwen2.5-7B"})
     assert config.provider == "custom"
     assert config.base_url == "http://127.0.0.1:8000/v1"
     assert config.model == "Qwen/Qwen2.5-7B"
@@ -197,9 +189,7 @@ def test_custom_remote_url_requires_llm_api_key() -> None:
 
 
 def test_openai_base_url_pairs_with_openai_key() -> None:
-    config = resolve_provider(
-        {"OPENAI_BASE_URL": "https://proxy.example.org/v1", "OPENAI_API_KEY": "sk-o"}
-    )
+    config = resolve_provider({"OPENAI_BASE_URL": "https://proxy.example.org/v1", "OPENAI_API_KEY": "sk-o"})
     assert (config.provider, config.base_url, config.key_variable) == (
         "openai",
         "https://proxy.example.org/v1",

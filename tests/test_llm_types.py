@@ -31,9 +31,7 @@ def test_usage_adds_up_and_cost_none_is_neutral() -> None:
 
 
 def test_assistant_message_with_tool_calls() -> None:
-    reply = ModelReply(
-        content=None, tool_calls=(ToolCallRequest("c1", "search_tools", '{"query": "x"}'),)
-    )
+    reply = ModelReply(content=None, tool_calls=(ToolCallRequest("c1", "search_tools", '{"query": "x"}'),))
     assert reply.assistant_message() == {
         "role": "assistant",
         "content": None,
@@ -52,9 +50,7 @@ def test_assistant_message_plain_and_reasoning() -> None:
     assert ModelReply(content=None).assistant_message() == {"role": "assistant", "content": ""}
     # Reasoning only travels with tool calls, where thinking models require it back.
     assert "reasoning_content" not in ModelReply(content="hi", reasoning="r").assistant_message()
-    with_calls = ModelReply(
-        content=None, tool_calls=(ToolCallRequest("c", "t", "{}"),), reasoning="r"
-    )
+    with_calls = ModelReply(content=None, tool_calls=(ToolCallRequest("c", "t", "{}"),), reasoning="r")
     assert with_calls.assistant_message()["reasoning_content"] == "r"
 
 
@@ -63,9 +59,7 @@ def _response(message: object, usage: object = None, model: str = "m-2025") -> N
 
 
 def test_parse_completion_is_lenient_about_servers() -> None:
-    call_without_id = NS(
-        id=None, function=NS(name="t", arguments={"a": 1})
-    )  # an object, not a string
+    call_without_id = NS(id=None, function=NS(name="t", arguments={"a": 1}))  # an object, not a string
     message = NS(
         content=[{"type": "text", "text": "par"}, {"type": "text", "text": "ts"}],
         tool_calls=[call_without_id],
@@ -122,8 +116,4 @@ def test_retry_after_parsing() -> None:
 def test_redact_hides_keys_and_tokens() -> None:
     text = "bad key sk-abc123def456 and Bearer abc.def for my-secret-key"
     cleaned = redact(text, "my-secret-key")
-    assert (
-        "abc123def456" not in cleaned
-        and "abc.def" not in cleaned
-        and "my-secret-key" not in cleaned
-    )
+    assert "abc123def456" not in cleaned and "abc.def" not in cleaned and "my-secret-key" not in cleaned

@@ -69,13 +69,24 @@ WAIT_S = 15.0  # generous deadline for a notification; the server polls every 0.
 
 
 def days_spec(description: str = "Count the days between two ISO dates (end minus start).") -> ToolSpec:
-    return ToolSpec(name="days_between", description=description, parameters=DAYS_PARAMS, code=DAYS_CODE,
-                    test_args={"start": "2020-01-01", "end": "2020-03-01"}, keywords=("dates",))
+    return ToolSpec(
+        name="days_between",
+        description=description,
+        parameters=DAYS_PARAMS,
+        code=DAYS_CODE,
+        test_args={"start": "2020-01-01", "end": "2020-03-01"},
+        keywords=("dates",),
+    )
 
 
 def divide_spec() -> ToolSpec:
-    return ToolSpec(name="divide", description="Divide a by b.", parameters=DIVIDE_PARAMS, code=DIVIDE_CODE,
-                    test_args={"a": 1, "b": 4})
+    return ToolSpec(
+        name="divide",
+        description="Divide a by b.",
+        parameters=DIVIDE_PARAMS,
+        code=DIVIDE_CODE,
+        test_args={"a": 1, "b": 4},
+    )
 
 
 def store(library: ToolLibrary, settings: Settings, spec: ToolSpec, status: Status = Status.ACTIVE) -> None:
@@ -149,9 +160,14 @@ async def connected(target: Any, mode: str, changes: Changes) -> AsyncIterator[C
 @contextmanager
 def http_server(env: dict[str, str]) -> Iterator[str]:
     """``toolsmith mcp --transport http --port 0`` as a subprocess; yields its URL."""
-    proc = subprocess.Popen([sys.executable, "-m", "toolsmith", "mcp", "--transport", "http", "--port", "0"],
-                            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolsmith", "mcp", "--transport", "http", "--port", "0"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     lines: list[str] = []
     ready = threading.Event()
 
@@ -242,8 +258,12 @@ async def exercise(client: Client, changes: Changes, library: ToolLibrary) -> No
     assert "quarantined" in payload(refused)["error"] and "flagged in review" in payload(refused)["error"]
 
     # A new version stored for review, then approved: it appears, again with a notification.
-    library.add(days_spec("Days from start to end (ISO dates)."), provenance=Provenance(origin="test"),
-                gate={"passed": True}, status=Status.PENDING)
+    library.add(
+        days_spec("Days from start to end (ISO dates)."),
+        provenance=Provenance(origin="test"),
+        gate={"passed": True},
+        status=Status.PENDING,
+    )
     seen = changes.count
     library.set_status("days_between", 2, Status.ACTIVE, reason="approved", actor="user:test")
     await changes.after(seen)
@@ -317,8 +337,12 @@ def test_watcher_notifies_only_when_the_served_set_changes(home: Path) -> None:
             watcher = ListChangeWatcher(LibraryTools(settings, library, Sandbox(settings)))
             await watcher.prime()
             assert await watcher.check() is False  # nothing happened
-            library.add(days_spec("A pending rewrite."), provenance=Provenance(origin="test"),
-                        gate={"passed": True}, status=Status.PENDING)
+            library.add(
+                days_spec("A pending rewrite."),
+                provenance=Provenance(origin="test"),
+                gate={"passed": True},
+                status=Status.PENDING,
+            )
             assert await watcher.check() is False and watcher.notifications_sent == 0
             library.set_status("days_between", 2, Status.ACTIVE, reason="approved", actor="user:test")
             assert await watcher.check() is True and watcher.notifications_sent == 1

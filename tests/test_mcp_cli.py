@@ -27,8 +27,15 @@ def clean_env(home: Path, **extra: str) -> dict[str, str]:
 
 
 def toolsmith_mcp(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "toolsmith", "mcp", *args], capture_output=True, text=True,
-                          env=env, cwd=cwd, stdin=subprocess.DEVNULL, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "toolsmith", "mcp", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
 
 
 def test_bogus_transport_is_a_usage_error(tmp_path: Path) -> None:
@@ -78,8 +85,13 @@ def test_solve_task_runs_the_agent_and_reuses_a_library_tool(tmp_path: Path) -> 
     home = tmp_path / "home"
     home.mkdir()
     with ToolLibrary(home / "library.db") as library:
-        spec = ToolSpec(name="days_between", description="Count the days between two ISO dates.",
-                        parameters=DAYS_PARAMS, code=DAYS_CODE, test_args={"start": "2020-01-01", "end": "2020-03-01"})
+        spec = ToolSpec(
+            name="days_between",
+            description="Count the days between two ISO dates.",
+            parameters=DAYS_PARAMS,
+            code=DAYS_CODE,
+            test_args={"start": "2020-01-01", "end": "2020-03-01"},
+        )
         library.add(spec, provenance=Provenance(origin="test"), gate={"passed": True})
     model = ScriptedModel(name="scripted")
     model.add(reply(tool_call("days_between", {"start": "2021-01-01", "end": "2021-12-31"})), answer_from_tool)
@@ -87,8 +99,9 @@ def test_solve_task_runs_the_agent_and_reuses_a_library_tool(tmp_path: Path) -> 
 
     async def main(url: str) -> None:
         env = clean_env(home, LLM_PROVIDER="custom", LLM_BASE_URL=url, LLM_MODEL="scripted", LLM_API_KEY=secret)
-        params = StdioServerParameters(command=sys.executable, args=["-m", "toolsmith", "mcp", "--solve-task"],
-                                       env=env, cwd=str(tmp_path))
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "toolsmith", "mcp", "--solve-task"], env=env, cwd=str(tmp_path)
+        )
         async with Client(params, mode="legacy", read_timeout_seconds=120) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
             assert set(tools) == {"days_between", "solve_task"}

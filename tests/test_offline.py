@@ -28,8 +28,6 @@ def test_offline_report_holds_both_verdicts(tmp_path: Path) -> None:
     assert {"task_started", "tool_called", "tool_result", "model_usage", "final_answer", "task_finished"} <= kinds
 
 
-
-
 def test_demo_offline_cli_prints_verdicts_and_writes_output(tmp_path: Path) -> None:
     home = tmp_path / "home"
     out = tmp_path / "out.json"

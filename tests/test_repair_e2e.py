@@ -22,7 +22,7 @@ from toolsmith.offline import no_web
 from toolsmith.sandbox import Sandbox
 from toolsmith.testing import ScriptedModel, final, last_tool_result, reply, tool_call
 
-V1 = '''\
+V1 = """\
 import json
 import urllib.request
 
@@ -33,25 +33,36 @@ def run(base: str, quote: str) -> dict:
     with urllib.request.urlopen(f"{{SERVICE}}?base={{base}}", timeout=5) as response:
         data = json.load(response)
     return {{"base": base, "quote": quote, "rate": data["rates"][quote]}}
-'''
+"""
 # The service now nests each rate in an object: v2 reads the new shape.
 V2 = V1.replace('data["rates"][quote]', 'data["data"][quote]["rate"]')
-PARAMS = {"type": "object", "properties": {"base": {"type": "string"}, "quote": {"type": "string"}},
-          "required": ["base", "quote"]}
+PARAMS = {
+    "type": "object",
+    "properties": {"base": {"type": "string"}, "quote": {"type": "string"}},
+    "required": ["base", "quote"],
+}
 
 
 def create(code: str) -> Any:
-    return tool_call("create_tool", {
-        "name": "get_exchange_rate", "description": "Exchange rate between two currencies from the rates service.",
-        "parameters": PARAMS, "code": code, "test_args": {"base": "USD", "quote": "JPY"},
-        "keywords": ["currency", "exchange rate", "汇率"],
-    })
+    return tool_call(
+        "create_tool",
+        {
+            "name": "get_exchange_rate",
+            "description": "Exchange rate between two currencies from the rates service.",
+            "parameters": PARAMS,
+            "code": code,
+            "test_args": {"base": "USD", "quote": "JPY"},
+            "keywords": ["currency", "exchange rate", "汇率"],
+        },
+    )
 
 
 def answer(messages: list[dict[str, Any]], tools: Any = None) -> Any:
     result = last_tool_result(messages)
-    return final(f"1 {result['result']['base']} = {result['result']['rate']} {result['result']['quote']} "
-                 f"(source: {result['source']})")
+    return final(
+        f"1 {result['result']['base']} = {result['result']['rate']} {result['result']['quote']} "
+        f"(source: {result['source']})"
+    )
 
 
 def test_broken_dependency_quarantines_then_repair_makes_a_new_version(tmp_path: Path) -> None:
@@ -71,16 +82,27 @@ def test_broken_dependency_quarantines_then_repair_makes_a_new_version(tmp_path:
         check_v1 = f"import urllib.request, json\nprint(json.load(urllib.request.urlopen('{url}?base=USD'))['rates'])"
         check_v2 = f"import urllib.request, json\nprint(json.load(urllib.request.urlopen('{url}?base=USD'))['data'])"
         call = tool_call("get_exchange_rate", {"base": "USD", "quote": "EUR"})
-        model = ScriptedModel([
-            # task 1: evolve the tool against the service as it is
-            reply(tool_call("code_interpreter", {"code": check_v1})), reply(create(v1)), reply(call), answer,
-            # task 2: the service changed; the reused tool fails three times and is quarantined,
-            # then the agent verifies the new shape and repairs the same tool
-            reply(call), reply(call), reply(call),
-            reply(tool_call("code_interpreter", {"code": check_v2})), reply(create(v2)), reply(call), answer,
-            # task 3: search serves the repaired version
-            reply(call), answer,
-        ])
+        model = ScriptedModel(
+            [
+                # task 1: evolve the tool against the service as it is
+                reply(tool_call("code_interpreter", {"code": check_v1})),
+                reply(create(v1)),
+                reply(call),
+                answer,
+                # task 2: the service changed; the reused tool fails three times and is quarantined,
+                # then the agent verifies the new shape and repairs the same tool
+                reply(call),
+                reply(call),
+                reply(call),
+                reply(tool_call("code_interpreter", {"code": check_v2})),
+                reply(create(v2)),
+                reply(call),
+                answer,
+                # task 3: search serves the repaired version
+                reply(call),
+                answer,
+            ]
+        )
         agent = Agent(model=model, library=library, sandbox=Sandbox(settings), settings=settings, web=no_web())
 
         first = agent.run_task("How many EUR is 1 USD?")
@@ -113,15 +135,20 @@ def test_a_machine_failure_does_not_count_against_the_tool(tmp_path: Path) -> No
 
     settings = make_settings(tmp_path / "home")
     code = "def run(x: str) -> dict:\n    return {'echo': x.upper()}\n"
-    spec = ToolSpec(name="shout", description="Upper-case a text.", code=code,
-                    parameters={"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]},
-                    test_args={"x": "hi"},
-                    requirements=(Requirement("definitely-not-a-real-package-zzq", "1.0", None),))
+    spec = ToolSpec(
+        name="shout",
+        description="Upper-case a text.",
+        code=code,
+        parameters={"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]},
+        test_args={"x": "hi"},
+        requirements=(Requirement("definitely-not-a-real-package-zzq", "1.0", None),),
+    )
     with ToolLibrary.open(settings) as library:
         tool = library.add(spec, provenance=Provenance(), gate={"ok": True})
         for _ in range(settings.quarantine_after + 1):
-            call = call_stored_tool(tool, {"x": "a"}, library=library, sandbox=Sandbox(settings),
-                                    settings=settings, actor="test")
+            call = call_stored_tool(
+                tool, {"x": "a"}, library=library, sandbox=Sandbox(settings), settings=settings, actor="test"
+            )
             assert not call.outcome.ok and call.outcome.error_type == "install"
         after = library.get("shout")
         assert after.status == Status.ACTIVE and after.stats.calls == 0 and after.stats.failures == 0

@@ -22,11 +22,19 @@ SPEC = ToolSpec(
     code=CODE,
     test_args={"text": "hi"},
 )
-V2 = replace(SPEC, code=CODE.replace("text.upper()", "text.upper() + '!'"),
-             requirements=(Requirement("humanize", "4.9.0", "ab" * 32),))
+V2 = replace(
+    SPEC,
+    code=CODE.replace("text.upper()", "text.upper() + '!'"),
+    requirements=(Requirement("humanize", "4.9.0", "ab" * 32),),
+)
 PROV = Provenance(task="shout it", model="m", session_id="s1")
-GATE = {"ok": True, "checks": [{"check": "name", "ok": True, "message": ""},
-                               {"check": "test_run", "ok": True, "message": "returned JSON"}]}
+GATE = {
+    "ok": True,
+    "checks": [
+        {"check": "name", "ok": True, "message": ""},
+        {"check": "test_run", "ok": True, "message": "returned JSON"},
+    ],
+}
 
 
 @pytest.fixture
@@ -144,8 +152,9 @@ def test_previous_version_diff_and_changed_fields(lib: ToolLibrary) -> None:
 
 
 def test_previous_version_prefers_the_recorded_parent(lib: ToolLibrary) -> None:
-    v3 = lib.add(replace(SPEC, description="third"), provenance=PROV, gate=GATE, status=Status.PENDING,
-                 parent_version=1)
+    v3 = lib.add(
+        replace(SPEC, description="third"), provenance=PROV, gate=GATE, status=Status.PENDING, parent_version=1
+    )
     previous = rv.previous_version(lib, v3)
     assert previous is not None and previous.version == 1
     assert rv.changed_fields(previous, v3) == ["description"]
@@ -166,16 +175,25 @@ class Runner:
         self.results = list(results)
         self.calls: list[tuple[str, dict[str, Any], tuple[Requirement, ...]]] = []
 
-    def call_tool(self, code: str, args: dict[str, Any], *, requirements: Sequence[Requirement] = (),
-                  network: bool | None = None, timeout_s: float | None = None) -> ToolCallResult:
+    def call_tool(
+        self,
+        code: str,
+        args: dict[str, Any],
+        *,
+        requirements: Sequence[Requirement] = (),
+        network: bool | None = None,
+        timeout_s: float | None = None,
+    ) -> ToolCallResult:
         self.calls.append((code, args, tuple(requirements)))
         return self.results.pop(0)
 
 
 def test_health_check_records_outcomes_and_never_quarantines_on_its_own(lib: ToolLibrary) -> None:
     tool = lib.get("shout")
-    runner = Runner(ToolCallResult(ok=True, value={"upper": "HI"}),
-                    *[ToolCallResult(ok=False, error="boom", error_type="exception")] * 4)
+    runner = Runner(
+        ToolCallResult(ok=True, value={"upper": "HI"}),
+        *[ToolCallResult(ok=False, error="boom", error_type="exception")] * 4,
+    )
     ok = rv.health_check(tool, library=lib, runner=runner, actor="user:t")
     assert ok.ok and ok.value == {"upper": "HI"} and runner.calls[0][1] == {"text": "hi"}
     for _ in range(4):  # more than quarantine_after failures in a row
@@ -195,8 +213,7 @@ def test_health_check_quarantine_failing(lib: ToolLibrary) -> None:
     entry = lib.audit_log("shout")[-1]
     assert (entry.actor, entry.action, entry.version) == ("user:t", "quarantine", 1)
     # A pending version that fails is reported, not quarantined: nothing of it is served.
-    pending = rv.health_check(lib.get("shout", 2), library=lib, runner=runner, actor="user:t",
-                              quarantine_failing=True)
+    pending = rv.health_check(lib.get("shout", 2), library=lib, runner=runner, actor="user:t", quarantine_failing=True)
     assert not pending.ok and not pending.quarantined and pending.tool.status is Status.PENDING
     assert runner.calls[1][2] == V2.requirements  # the pins go to the sandbox
 
@@ -217,8 +234,9 @@ class Syncer:
         missing = tuple(r for r in requirements if r.pin not in self.present)
         self.present |= {r.pin for r in missing}
         already = tuple(r for r in requirements if r not in missing)
-        return SyncReport(env=Path("/env"), requested=tuple(requirements), already=already, installed=missing,
-                          hash_checked=True)
+        return SyncReport(
+            env=Path("/env"), requested=tuple(requirements), already=already, installed=missing, hash_checked=True
+        )
 
 
 def tool_with(lib: ToolLibrary, name: str, *pins: str, status: Status = Status.ACTIVE) -> None:
@@ -264,8 +282,9 @@ def test_sync_pins_with_nothing_pinned(tmp_path: Path) -> None:
 
 
 def test_install_failures_are_not_quarantined(lib: ToolLibrary) -> None:
-    runner = Runner(ToolCallResult(ok=False, error="the tool's packages could not be installed: offline",
-                                   error_type="install"))
+    runner = Runner(
+        ToolCallResult(ok=False, error="the tool's packages could not be installed: offline", error_type="install")
+    )
     check = rv.health_check(lib.get("shout"), library=lib, runner=runner, actor="user:t", quarantine_failing=True)
     assert not check.ok and not check.quarantined and "tools sync" in str(check.note)
     assert lib.get("shout", 1).status is Status.ACTIVE and lib.get("shout", 1).stats.failures == 1

@@ -28,15 +28,27 @@ SHOUT = ToolSpec(
     code=CODE,
     test_args={"text": "hi"},
 )
-SHOUT_V2 = replace(SHOUT, code=CODE.replace("text.upper()", "text.upper() + '!'"),
-                   requirements=(Requirement("humanize", "4.9.0", "cd" * 32),))
+SHOUT_V2 = replace(
+    SHOUT,
+    code=CODE.replace("text.upper()", "text.upper() + '!'"),
+    requirements=(Requirement("humanize", "4.9.0", "cd" * 32),),
+)
 WHISPER = replace(SHOUT, name="whisper", description="Lower-case a text.", code=CODE.replace("upper", "lower"))
-PROV = Provenance(task="Shout this text", model="scripted-model", sources=("https://docs.example.org/shout",),
-                  created_at="2024-05-01T10:00:00Z", session_id="sess-42")
-GATE = {"ok": True, "reason": None, "checks": [
-    {"check": "name", "ok": True, "message": ""},
-    {"check": "test_run", "ok": True, "message": "run(**test_args) returned JSON-serialisable data"},
-]}
+PROV = Provenance(
+    task="Shout this text",
+    model="scripted-model",
+    sources=("https://docs.example.org/shout",),
+    created_at="2024-05-01T10:00:00Z",
+    session_id="sess-42",
+)
+GATE = {
+    "ok": True,
+    "reason": None,
+    "checks": [
+        {"check": "name", "ok": True, "message": ""},
+        {"check": "test_run", "ok": True, "message": "run(**test_args) returned JSON-serialisable data"},
+    ],
+}
 ME = f"user:{getpass.getuser()}"
 
 
@@ -47,20 +59,15 @@ def home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     (home / "config.toml").write_text('review = "required"\n', encoding="utf-8")
     with ToolLibrary(home / "library.db") as library:
         library.add(SHOUT, provenance=PROV, gate=GATE, actor="agent:sess-1")
-        library.add(SHOUT_V2, provenance=PROV, gate=GATE, status=Status.PENDING, parent_version=1,
-                    actor="agent:sess-42")
+        library.add(
+            SHOUT_V2, provenance=PROV, gate=GATE, status=Status.PENDING, parent_version=1, actor="agent:sess-42"
+        )
         library.add(WHISPER, provenance=PROV, gate=GATE, status=Status.PENDING, actor="agent:sess-42")
     yield home
 
 
 def lib(home: Path) -> ToolLibrary:
     return ToolLibrary(home / "library.db")
-
-
-
-
-
-
 
 
 def state(home: Path) -> dict[str, str]:
@@ -82,8 +89,15 @@ def test_review_walk_shows_everything_and_records_decisions(home: Path) -> None:
     assert "def run(text):" in out
     assert "--- shout@1/tool.py" in out and "+    return {'upper': text.upper() + '!'}" in out
     assert "humanize==4.9.0 sha256:cdcdcdcdcdcd" in out
-    for text in ("Shout this text", "scripted-model", "https://docs.example.org/shout", "2024-05-01T10:00:00Z",
-                 "sess-42", "test_run", "returned JSON-serialisable"):
+    for text in (
+        "Shout this text",
+        "scripted-model",
+        "https://docs.example.org/shout",
+        "2024-05-01T10:00:00Z",
+        "sess-42",
+        "test_run",
+        "returned JSON-serialisable",
+    ):
         assert text in out, text
     assert "shout@1 (retired on approval)" in out
     assert "No earlier version: this is a new tool." in out  # whisper
@@ -91,10 +105,15 @@ def test_review_walk_shows_everything_and_records_decisions(home: Path) -> None:
 
     assert state(home) == {"shout@1": "retired", "shout@2": "active", "whisper@1": "retired"}
     with lib(home) as library:
-        decisions = [(e.actor, e.action, e.name, e.version, e.reason) for e in library.audit_log()
-                     if e.action in ("approve", "reject")]
-        assert decisions == [(ME, "approve", "shout", 2, "checked by hand"),
-                             (ME, "reject", "whisper", 1, "checked by hand")]
+        decisions = [
+            (e.actor, e.action, e.name, e.version, e.reason)
+            for e in library.audit_log()
+            if e.action in ("approve", "reject")
+        ]
+        assert decisions == [
+            (ME, "approve", "shout", 2, "checked by hand"),
+            (ME, "reject", "whisper", 1, "checked by hand"),
+        ]
         assert library.get("whisper", 1).status_reason == "checked by hand"
         assert [h.tool.ref for h in library.search("upper-case a text")] == ["shout@2"]
 
@@ -131,8 +150,17 @@ def test_review_with_nothing_pending(home: Path) -> None:
 
 def test_approve_reject_quarantine_commands(home: Path) -> None:
     approved = as_json(invoke("approve", "shout", "--json"))
-    assert approved == {"ok": True, "action": "approve", "name": "shout", "version": 2, "from": "pending",
-                        "to": "active", "reason": "approved in review", "actor": ME, "superseded": 1}
+    assert approved == {
+        "ok": True,
+        "action": "approve",
+        "name": "shout",
+        "version": 2,
+        "from": "pending",
+        "to": "active",
+        "reason": "approved in review",
+        "actor": ME,
+        "superseded": 1,
+    }
     rejected = invoke("reject", "whisper@1", "--reason", "duplicate of shout")
     assert rejected.exit_code == 0
     assert "whisper@1: pending -> retired (duplicate of shout)." in rejected.stdout
@@ -208,8 +236,10 @@ def test_agent_created_pending_tool_reviewed_then_reused(monkeypatch: pytest.Mon
         assert "scripted" in walk.stdout and session in walk.stdout
         entries = r.library.audit_log("days_between")
         assert [(e.actor, e.action) for e in entries] == [(f"agent:{session}", "add"), (ME, "approve")]
-        r.model.add(reply(tool_call("search_tools", {"query": "days between two dates"})),
-                    reply(tool_call("days_between", {"start": "2021-01-01", "end": "2021-12-31"})),
-                    answer_from_tool)
+        r.model.add(
+            reply(tool_call("search_tools", {"query": "days between two dates"})),
+            reply(tool_call("days_between", {"start": "2021-01-01", "end": "2021-12-31"})),
+            answer_from_tool,
+        )
         second = r.agent().run_task("days between 2021-01-01 and 2021-12-31", index=1)
         assert second.reuse_verdict()["reused"] and second.answer.startswith("364 days")

@@ -110,16 +110,10 @@ def test_usage_is_estimated_from_what_was_sent() -> None:
     tools = [{"type": "function", "function": {"name": "t"}}]
     call = tool_call("t", {"a": 1})
     usage = ScriptedModel([reply(call, content="abcd")]).complete(messages, tools).usage
-    expected_prompt = math.ceil(len(json.dumps(messages)) / 4) + math.ceil(
-        len(json.dumps(tools)) / 4
-    )
+    expected_prompt = math.ceil(len(json.dumps(messages)) / 4) + math.ceil(len(json.dumps(tools)) / 4)
     expected_completion = 1 + estimate_tokens("t") + estimate_tokens(call.arguments)
-    assert usage == Usage(
-        expected_prompt, expected_completion, expected_prompt + expected_completion
-    )
-    explicit = ScriptedModel([ModelReply(content="x", usage=Usage(7, 3, 10, 0.1))]).complete(
-        messages, []
-    )
+    assert usage == Usage(expected_prompt, expected_completion, expected_prompt + expected_completion)
+    explicit = ScriptedModel([ModelReply(content="x", usage=Usage(7, 3, 10, 0.1))]).complete(messages, [])
     assert explicit.usage == Usage(7, 3, 10, 0.1) and explicit.model == "scripted"
 
 

@@ -128,8 +128,6 @@ def test_ipv6_loopback() -> None:
     with server:
         assert server.base_url.startswith("http://[::1]:")
         assert (
-            httpx.post(f"{server.base_url}/chat/completions", json=CHAT).json()["choices"][0][
-                "message"
-            ]["content"]
+            httpx.post(f"{server.base_url}/chat/completions", json=CHAT).json()["choices"][0]["message"]["content"]
             == "six"
         )

@@ -23,16 +23,24 @@ from toolsmith.sandbox import Sandbox, SyncReport
 GOOD = ToolSpec(
     name="days_between",
     description="Count the days between two ISO dates.",
-    parameters={"type": "object", "properties": {"start": {"type": "string"}, "end": {"type": "string"}},
-                "required": ["start", "end"]},
+    parameters={
+        "type": "object",
+        "properties": {"start": {"type": "string"}, "end": {"type": "string"}},
+        "required": ["start", "end"],
+    },
     code="from datetime import date\n\n\ndef run(start, end):\n"
-         "    return {'days': (date.fromisoformat(end) - date.fromisoformat(start)).days}\n",
+    "    return {'days': (date.fromisoformat(end) - date.fromisoformat(start)).days}\n",
     test_args={"start": "2020-01-01", "end": "2020-03-01"},
 )
-BROKEN = replace(GOOD, name="parse_feed", description="Parse a feed.",
-                 code="def run(start, end):\n    raise RuntimeError('the feed format changed')\n")
-EMPTY = replace(GOOD, name="list_events", description="Events between two dates.",
-                code="def run(start, end):\n    return []\n")
+BROKEN = replace(
+    GOOD,
+    name="parse_feed",
+    description="Parse a feed.",
+    code="def run(start, end):\n    raise RuntimeError('the feed format changed')\n",
+)
+EMPTY = replace(
+    GOOD, name="list_events", description="Events between two dates.", code="def run(start, end):\n    return []\n"
+)
 PROV = Provenance(task="t", model="m")
 ME = f"user:{getpass.getuser()}"
 
@@ -42,7 +50,7 @@ def home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     home = Path(os.environ["TOOLSMITH_HOME"])
     monkeypatch.delenv("TOOLSMITH_REVIEW", raising=False)
     # quarantine_after = 1: a recorded failure would quarantine at once if tools test counted it so.
-    (home / "config.toml").write_text('quarantine_after = 1\n[sandbox]\ntimeout_s = 20\n', encoding="utf-8")
+    (home / "config.toml").write_text("quarantine_after = 1\n[sandbox]\ntimeout_s = 20\n", encoding="utf-8")
     with ToolLibrary(home / "library.db") as library:
         for spec in (GOOD, BROKEN, EMPTY):
             library.add(spec, provenance=PROV, gate={"ok": True})
@@ -64,8 +72,9 @@ def assert_error(result: Result, code: int, text: str) -> None:
 
 def library_state(home: Path) -> dict[str, tuple[str, int, int]]:
     with ToolLibrary(home / "library.db") as library:
-        return {t.name: (t.status.value, t.stats.calls, t.stats.failures)
-                for t in library.list_tools(include_retired=True)}
+        return {
+            t.name: (t.status.value, t.stats.calls, t.stats.failures) for t in library.list_tools(include_retired=True)
+        }
 
 
 # --- tools test ------------------------------------------------------------------------
@@ -82,8 +91,11 @@ def test_test_all_reports_and_records_without_changing_state(home: Path) -> None
     assert by_name["list_events"]["error_type"] == "empty"
     assert not any(t["quarantined"] for t in report["tools"])
     # Recorded as calls, but no state change without --quarantine-failing.
-    assert library_state(home) == {"days_between": ("active", 1, 0), "list_events": ("active", 1, 1),
-                                   "parse_feed": ("active", 1, 1)}
+    assert library_state(home) == {
+        "days_between": ("active", 1, 0),
+        "list_events": ("active", 1, 1),
+        "parse_feed": ("active", 1, 1),
+    }
     with ToolLibrary(home / "library.db") as library:
         assert "the feed format changed" in str(library.get("parse_feed").stats.last_error)
         assert [e.action for e in library.audit_log()] == ["add", "add", "add"]
@@ -150,8 +162,13 @@ class FakeEnv:
             raise InstallError("Syncing failed: no matching distribution")
         missing = tuple(r for r in requirements if r.pin not in self.present)
         self.present |= {r.pin for r in missing}
-        return SyncReport(env=self.path, requested=tuple(requirements), installed=missing,
-                          already=tuple(r for r in requirements if r not in missing), hash_checked=True)
+        return SyncReport(
+            env=self.path,
+            requested=tuple(requirements),
+            installed=missing,
+            already=tuple(r for r in requirements if r not in missing),
+            hash_checked=True,
+        )
 
 
 def with_fake_env(monkeypatch: pytest.MonkeyPatch, env: FakeEnv) -> None:
@@ -164,12 +181,17 @@ def with_fake_env(monkeypatch: pytest.MonkeyPatch, env: FakeEnv) -> None:
 def add_pinned(home: Path, name: str, *pins: str, status: Status = Status.ACTIVE) -> None:
     reqs = tuple(Requirement(p.split("==")[0], p.split("==")[1], "e" * 64) for p in pins)
     with ToolLibrary(home / "library.db") as library:
-        library.add(replace(GOOD, name=name, code=GOOD.code + f"# {name}\n", requirements=reqs),
-                    provenance=PROV, gate={"ok": True}, status=status)
+        library.add(
+            replace(GOOD, name=name, code=GOOD.code + f"# {name}\n", requirements=reqs),
+            provenance=PROV,
+            gate={"ok": True},
+            status=status,
+        )
 
 
-def test_sync_installs_recorded_pins_of_active_and_pending_tools(home: Path, tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sync_installs_recorded_pins_of_active_and_pending_tools(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     add_pinned(home, "slug_tool", "python-slugify==8.0.4", "text-unidecode==1.3")
     add_pinned(home, "pending_tool", "humanize==4.9.0", status=Status.PENDING)
     add_pinned(home, "old_tool", "left-pad==1.0.0")
@@ -213,11 +235,14 @@ def test_fresh_machine_sync_then_test(home: Path) -> None:
     sha = PackageEnv(settings).file_hash("humanize", "4.9.0")
     assert sha is not None
     code = "import humanize\n\n\ndef run(number):\n    return {'text': humanize.intcomma(number)}\n"
-    spec = ToolSpec(name="format_number", description="Thousands separators for a number.",
-                    parameters={"type": "object", "properties": {"number": {"type": "integer"}},
-                                "required": ["number"]},
-                    code=code, test_args={"number": 1234567},
-                    requirements=(Requirement("humanize", "4.9.0", sha),))
+    spec = ToolSpec(
+        name="format_number",
+        description="Thousands separators for a number.",
+        parameters={"type": "object", "properties": {"number": {"type": "integer"}}, "required": ["number"]},
+        code=code,
+        test_args={"number": 1234567},
+        requirements=(Requirement("humanize", "4.9.0", sha),),
+    )
     with ToolLibrary(home / "library.db") as library:
         library.add(spec, provenance=PROV, gate={"ok": True})
     first = json.loads(invoke("sync", "--json").stdout)

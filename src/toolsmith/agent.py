@@ -127,14 +127,27 @@ class Agent:
             self.on_event(event)
 
         ctx = TaskContext(
-            task=task, index=index, session_id=self.session_id, model_name=self.model.name,
-            settings=self.settings, library=self.library, sandbox=self.sandbox, gate=self.gate,
-            web=self.web, allow_create=self.allow_create, emit=emit,
+            task=task,
+            index=index,
+            session_id=self.session_id,
+            model_name=self.model.name,
+            settings=self.settings,
+            library=self.library,
+            sandbox=self.sandbox,
+            gate=self.gate,
+            web=self.web,
+            allow_create=self.allow_create,
+            emit=emit,
         )
-        loop = _Loop(ctx=ctx, toolbox=Toolbox(ctx), events=events, messages=[
-            {"role": "system", "content": prompts.SYSTEM_PROMPT},
-            {"role": "user", "content": task},
-        ])
+        loop = _Loop(
+            ctx=ctx,
+            toolbox=Toolbox(ctx),
+            events=events,
+            messages=[
+                {"role": "system", "content": prompts.SYSTEM_PROMPT},
+                {"role": "user", "content": task},
+            ],
+        )
         ctx.send(TaskStarted(task=index, text=task, session_id=self.session_id))
         if self.pre_retrieval:
             self._pre_retrieve(loop)
@@ -188,12 +201,19 @@ class Agent:
         loop.prompt_chars += chars
         loop.usage = loop.usage + reply.usage
         u = reply.usage
-        loop.ctx.send(ModelUsage(
-            task=loop.ctx.index, step=loop.ctx.step, model=reply.model or self.model.name,
-            prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens,
-            total_tokens=u.total_tokens, cost=u.cost, wall_s=round(time.monotonic() - started, 4),
-            prompt_chars=chars,
-        ))
+        loop.ctx.send(
+            ModelUsage(
+                task=loop.ctx.index,
+                step=loop.ctx.step,
+                model=reply.model or self.model.name,
+                prompt_tokens=u.prompt_tokens,
+                completion_tokens=u.completion_tokens,
+                total_tokens=u.total_tokens,
+                cost=u.cost,
+                wall_s=round(time.monotonic() - started, 4),
+                prompt_chars=chars,
+            )
+        )
         return reply
 
     def _reminder(self, loop: _Loop, answer: str, finish_reason: str | None) -> str | None:
@@ -242,17 +262,35 @@ class Agent:
         wall = time.monotonic() - ctx.started
         ctx.send(FinalAnswer(task=ctx.index, text=answer, status=status))
         result = TaskResult(
-            index=ctx.index, task=ctx.task, answer=answer, status=status, error=error,
-            actions=list(ctx.actions), events=loop.events, messages=loop.messages,
-            created=[t.ref for t in ctx.created], model_calls=loop.model_calls, steps=ctx.step,
-            prompt_tokens=loop.usage.prompt_tokens, completion_tokens=loop.usage.completion_tokens,
-            total_tokens=loop.usage.total_tokens, cost=loop.usage.cost, prompt_chars=loop.prompt_chars,
+            index=ctx.index,
+            task=ctx.task,
+            answer=answer,
+            status=status,
+            error=error,
+            actions=list(ctx.actions),
+            events=loop.events,
+            messages=loop.messages,
+            created=[t.ref for t in ctx.created],
+            model_calls=loop.model_calls,
+            steps=ctx.step,
+            prompt_tokens=loop.usage.prompt_tokens,
+            completion_tokens=loop.usage.completion_tokens,
+            total_tokens=loop.usage.total_tokens,
+            cost=loop.usage.cost,
+            prompt_chars=loop.prompt_chars,
             wall_s=wall,
         )
         self.last_result = result
-        ctx.send(TaskFinished(
-            task=ctx.index, status=status, steps=ctx.step, model_calls=loop.model_calls,
-            total_tokens=loop.usage.total_tokens, cost=loop.usage.cost, wall_s=round(wall, 3),
-            outcome=result.outcome,
-        ))
+        ctx.send(
+            TaskFinished(
+                task=ctx.index,
+                status=status,
+                steps=ctx.step,
+                model_calls=loop.model_calls,
+                total_tokens=loop.usage.total_tokens,
+                cost=loop.usage.cost,
+                wall_s=round(wall, 3),
+                outcome=result.outcome,
+            )
+        )
         return result

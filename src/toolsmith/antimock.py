@@ -25,8 +25,21 @@ _QUALIFIERS = frozenset(
 )
 _DATA_WORDS = frozenset(
     {
-        "data", "response", "responses", "result", "results", "values", "value", "output",
-        "price", "prices", "quotes", "quote", "records", "rows", "json",
+        "data",
+        "response",
+        "responses",
+        "result",
+        "results",
+        "values",
+        "value",
+        "output",
+        "price",
+        "prices",
+        "quotes",
+        "quote",
+        "records",
+        "rows",
+        "json",
     }
 )
 _MOCK_MODULES = frozenset({"unittest.mock", "mock", "faker", "mimesis", "responses", "pytest_mock"})
@@ -114,9 +127,7 @@ def _is_literal(node: ast.AST) -> bool:
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
         return all(_is_literal(e) for e in node.elts)
     if isinstance(node, ast.Dict):
-        return all(k is not None and _is_literal(k) for k in node.keys) and all(
-            _is_literal(v) for v in node.values
-        )
+        return all(k is not None and _is_literal(k) for k in node.keys) and all(_is_literal(v) for v in node.values)
     return False
 
 
@@ -234,18 +245,12 @@ def find_hardcoded_test_values(tree: ast.Module, test_args: dict[str, Any]) -> A
     if not wanted:
         return None
     docstrings = _docstring_nodes(tree)
-    constants = [
-        node.value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant) and id(node) not in docstrings
-    ]
+    constants = [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and id(node) not in docstrings]
     for value in wanted:
         if isinstance(value, str):
             pattern = re.compile(r"(?<![A-Za-z0-9])" + re.escape(value) + r"(?![A-Za-z0-9])")
             if any(isinstance(c, str) and pattern.search(c) for c in constants):
                 return value
-        elif any(
-            isinstance(c, (int, float)) and not isinstance(c, bool) and c == value for c in constants
-        ):
+        elif any(isinstance(c, (int, float)) and not isinstance(c, bool) and c == value for c in constants):
             return value
     return None

@@ -31,9 +31,9 @@ from toolsmith.library.models import ToolSpec
 from toolsmith.sandbox.core import ToolRunner
 from toolsmith.schema import argument_problems, normalize_parameters
 
-META_TOOL_NAMES = frozenset(
-    {"web_search", "read_webpage", "code_interpreter", "create_tool", "search_tools"}
-)
+META_TOOL_NAMES = frozenset({"web_search", "read_webpage", "code_interpreter", "create_tool", "search_tools"})
+
+
 @dataclass(frozen=True)
 class GateCheck:
     """One check's verdict."""
@@ -128,7 +128,8 @@ class Gate:
     def _check_name(self, name: str) -> GateCheck:
         if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
             return GateCheck(
-                "name", False,
+                "name",
+                False,
                 f"{name!r} is not a valid Python identifier; use snake_case such as get_exchange_rate.",
             )
         if name.startswith("_"):
@@ -143,7 +144,8 @@ class Gate:
             detail = f" Traceback tail: {_tail(result.traceback)}" if result.traceback else ""
             return (
                 GateCheck(
-                    "test_run", False,
+                    "test_run",
+                    False,
                     f"run(**test_args) failed in the sandbox: {result.error}.{detail} "
                     "Fix the code (or test_args) and try again.",
                 ),
@@ -152,7 +154,8 @@ class Gate:
         if result.value is None or result.value in ({}, [], ""):
             return (
                 GateCheck(
-                    "test_run", False,
+                    "test_run",
+                    False,
                     f"run(**test_args) returned {result.value!r}, so the test run verified nothing. "
                     "Return the data the tool produced, and pick test_args that yield real data.",
                 ),
@@ -166,7 +169,10 @@ class Gate:
     ) -> GateReport:
         ok = all(c.ok for c in checks)
         return GateReport(
-            ok=ok, checks=tuple(checks), parameters=parameters, result=value,
+            ok=ok,
+            checks=tuple(checks),
+            parameters=parameters,
+            result=value,
             wall_s=time.monotonic() - started,
         )
 
@@ -183,9 +189,9 @@ def _check_syntax(code: str) -> tuple[ast.Module | None, GateCheck]:
         return None, GateCheck("syntax", False, f"The code does not parse: line {exc.lineno}: {exc.msg}.")
     if _find_run(tree) is None:
         return tree, GateCheck(
-            "syntax", False,
-            "The code defines no module-level function run(); define def run(...) that returns "
-            "JSON-serialisable data.",
+            "syntax",
+            False,
+            "The code defines no module-level function run(); define def run(...) that returns JSON-serialisable data.",
         )
     return tree, GateCheck("syntax", True)
 
@@ -197,9 +203,7 @@ def _find_run(tree: ast.Module) -> ast.FunctionDef | None:
     return None
 
 
-def _check_parameters(
-    spec: ToolSpec, run: ast.FunctionDef | None
-) -> tuple[dict[str, Any] | None, GateCheck]:
+def _check_parameters(spec: ToolSpec, run: ast.FunctionDef | None) -> tuple[dict[str, Any] | None, GateCheck]:
     try:
         schema = normalize_parameters(spec.parameters)
     except ValueError as exc:
@@ -253,7 +257,8 @@ def _check_anti_mock(tree: ast.Module) -> GateCheck:
     finding = find_mock_data(tree)
     if finding:
         return GateCheck(
-            "anti_mock", False,
+            "anti_mock",
+            False,
             f"The code looks like it uses mock or hard-coded data ({finding}). Tools must fetch or "
             "compute real results at run time with the library you verified.",
         )
@@ -264,7 +269,8 @@ def _check_generality(tree: ast.Module, test_args: dict[str, Any]) -> GateCheck:
     baked = find_hardcoded_test_values(tree, test_args)
     if baked:
         return GateCheck(
-            "generality", False,
+            "generality",
+            False,
             f"The tool is not parameterised: the test value {baked!r} is hard-coded in the code. "
             "Use the run() parameter instead so the tool works for any input.",
         )

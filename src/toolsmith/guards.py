@@ -115,10 +115,7 @@ def language(task: str, answer: str, reminded: bool) -> str | None:
     which = None if reminded else task_language(task)
     if which is None or _written_in(answer, which):
         return None
-    return (
-        f"The task is written in {which}: give the final answer in that language, and keep "
-        "naming the data source."
-    )
+    return f"The task is written in {which}: give the final answer in that language, and keep naming the data source."
 
 
 def _written_in(text: str, language_name: str) -> bool:
@@ -173,8 +170,11 @@ def ungrounded_numbers(answer: str, evidence: str) -> list[str]:
         return []
     pool = list(dict.fromkeys(value for value, _, _ in _numbers(evidence)))
     recent = pool[-_PAIRED:]
-    return [raw for value, decimals, raw in found
-            if (decimals or value >= 10) and not _backed(value, 10.0 ** -decimals, pool, recent)]
+    return [
+        raw
+        for value, decimals, raw in found
+        if (decimals or value >= 10) and not _backed(value, 10.0**-decimals, pool, recent)
+    ]
 
 
 def _numbers(text: str) -> list[tuple[float, int, str]]:

@@ -181,9 +181,7 @@ class Model(Protocol):
 
     name: str
 
-    def complete(
-        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]
-    ) -> ModelReply: ...
+    def complete(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> ModelReply: ...
 
 
 # --- retry policy ---------------------------------------------------------------------
@@ -276,9 +274,7 @@ class ChatModel:
     ) -> None:
         self.close()
 
-    def complete(
-        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]
-    ) -> ModelReply:
+    def complete(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> ModelReply:
         """One chat completion, retried on 429/5xx/timeouts/dropped connections."""
         check_endpoint_allowed(self.base_url)
         request: dict[str, Any] = {"model": self.name, "messages": list(messages)}
@@ -289,9 +285,7 @@ class ChatModel:
         attempt = 0
         while True:
             attempt += 1
-            timeout = max(
-                0.01, min(self.timeout, self.retry.max_total_s - (self._clock() - started))
-            )
+            timeout = max(0.01, min(self.timeout, self.retry.max_total_s - (self._clock() - started)))
             try:
                 response = self._client.chat.completions.create(**request, timeout=timeout)
             except openai.APIStatusError as exc:
@@ -307,9 +301,7 @@ class ChatModel:
                 return parse_completion(response, model=self.name, prices=self.prices)
             self._before_retry(attempt, started, reason, retry_after)
 
-    def _before_retry(
-        self, attempt: int, started: float, reason: str, retry_after: float | None
-    ) -> None:
+    def _before_retry(self, attempt: int, started: float, reason: str, retry_after: float | None) -> None:
         delay = self.retry.delay(attempt, retry_after, self._rng)
         elapsed = self._clock() - started
         if attempt >= self.retry.max_attempts or elapsed + delay >= self.retry.max_total_s:
@@ -370,6 +362,7 @@ class ChatModel:
 
 
 # --- helpers shared with the test doubles ---------------------------------------------
+
 
 def redact(text: str, secret: str | None = None) -> str:
     """``text`` with ``secret`` and anything that looks like an API token blanked out."""
@@ -443,9 +436,7 @@ def parse_completion(
     message = getattr(choice, "message", None)
     if message is None:
         raise ModelResponseError("The model endpoint answered with a choice that has no message.")
-    calls = tuple(
-        _tool_call(raw, i) for i, raw in enumerate(getattr(message, "tool_calls", None) or [])
-    )
+    calls = tuple(_tool_call(raw, i) for i, raw in enumerate(getattr(message, "tool_calls", None) or []))
     answered_by = getattr(response, "model", None) or model
     reasoning = getattr(message, "reasoning_content", None)
     return ModelReply(
@@ -462,9 +453,7 @@ def _text(content: Any) -> str | None:
     if content is None or isinstance(content, str):
         return content
     if isinstance(content, list):  # content parts, as some servers send them
-        parts = [
-            p.get("text", "") if isinstance(p, dict) else getattr(p, "text", "") for p in content
-        ]
+        parts = [p.get("text", "") if isinstance(p, dict) else getattr(p, "text", "") for p in content]
         return "".join(str(p) for p in parts)
     return str(content)
 
@@ -481,9 +470,7 @@ def _tool_call(raw: Any, index: int) -> ToolCallRequest:
     elif not isinstance(arguments, str):
         arguments = json.dumps(arguments, ensure_ascii=False)  # some servers send an object
     call_id = getattr(raw, "id", None)
-    return ToolCallRequest(
-        id=str(call_id) if call_id else f"call_{index}", name=name, arguments=arguments
-    )
+    return ToolCallRequest(id=str(call_id) if call_id else f"call_{index}", name=name, arguments=arguments)
 
 
 def _usage(raw: Any, models: Sequence[str], prices: Mapping[str, tuple[float, float]]) -> Usage:

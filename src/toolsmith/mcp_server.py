@@ -130,13 +130,15 @@ class LibraryTools:
             # Refused before it runs: a caller's mistake must not count against the tool's health.
             return refusal(f"Bad arguments for {name}: {'; '.join(problems)}.", "bad_arguments", tool)
         try:
-            call = call_stored_tool(tool, arguments, library=self.library, sandbox=self.sandbox,
-                                    settings=self.settings, actor=actor)
+            call = call_stored_tool(
+                tool, arguments, library=self.library, sandbox=self.sandbox, settings=self.settings, actor=actor
+            )
         except SandboxUnavailableError as exc:
             return refusal(f"The sandbox cannot run tools on this machine: {exc}", "sandbox_unavailable", tool)
         outcome = call.outcome
-        log.info("%s %s in %.0f ms", tool.ref, "ok" if outcome.ok else f"failed ({outcome.error_type})",
-                 call.latency_ms)
+        log.info(
+            "%s %s in %.0f ms", tool.ref, "ok" if outcome.ok else f"failed ({outcome.error_type})", call.latency_ms
+        )
         payload: dict[str, Any] = {"ok": outcome.ok, "tool": tool.name, "version": tool.version}
         if outcome.ok:
             payload.update(result=outcome.value, source=source_line(tool))
@@ -204,8 +206,9 @@ class TaskSolver:
 
         report = run_session([task], settings=self.settings, provider=self.provider)
         result = report.results[0]
-        steps = [f"{a.name}{'' if a.ok else ' (failed)'}" + (f" v{a.version}" if a.library else "")
-                 for a in result.actions]
+        steps = [
+            f"{a.name}{'' if a.ok else ' (failed)'}" + (f" v{a.version}" if a.library else "") for a in result.actions
+        ]
         payload = {
             "ok": result.status == "answered",
             "answer": result.answer,
@@ -323,8 +326,9 @@ class ListChangeWatcher:
         for connection in list(self.connections):
             if connection.initialized.is_set():  # the spec allows no notification before it
                 await connection.send_tool_list_changed()  # best effort: never raises
-        log.info("active tools changed; told %d connection(s) and %d listener(s)",
-                 len(self.connections), self.bus.listeners)
+        log.info(
+            "active tools changed; told %d connection(s) and %d listener(s)", len(self.connections), self.bus.listeners
+        )
 
 
 # --- the MCP server ---------------------------------------------------------------------
@@ -438,11 +442,11 @@ async def _serve_http(server: LibraryServer, watcher: ListChangeWatcher, sock: s
     address, port = sock.getsockname()[:2]
     shown = f"[{address}]" if ":" in address else address
     # Said on stderr, and flushed, so a caller asking for port 0 can read the port.
-    print(f"toolsmith mcp: serving over streamable HTTP at http://{shown}:{port}{HTTP_PATH}",
-          file=sys.stderr, flush=True)
+    print(
+        f"toolsmith mcp: serving over streamable HTTP at http://{shown}:{port}{HTTP_PATH}", file=sys.stderr, flush=True
+    )
     if host not in _LOOPBACK_HOSTS:
-        log.warning("listening on %s: anyone who can reach it can run your library's tools (no authentication)",
-                    host)
+        log.warning("listening on %s: anyone who can reach it can run your library's tools (no authentication)", host)
     async with anyio.create_task_group() as group:
         group.start_soon(watcher.run)
         await uvicorn.Server(config).serve(sockets=[sock])
@@ -462,8 +466,10 @@ def bind_socket(host: str, port: int) -> socket.socket:
         sock.listen(128)
     except OSError as exc:
         sock.close()
-        raise ConfigError(f"Cannot listen on {host}:{port}: {exc.strerror or exc}. Pass another --port "
-                          f"(0 picks a free one).", setting="--port") from exc
+        raise ConfigError(
+            f"Cannot listen on {host}:{port}: {exc.strerror or exc}. Pass another --port (0 picks a free one).",
+            setting="--port",
+        ) from exc
     sock.setblocking(False)
     return sock
 

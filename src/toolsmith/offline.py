@@ -100,10 +100,19 @@ def _searched(messages: list[dict[str, Any]]) -> bool:
 
 def _create(code: str, messages: list[dict[str, Any]]) -> ModelReply:
     start, end = _dates(messages)
-    return reply(tool_call("create_tool", {
-        "name": "days_between", "description": DESCRIPTION, "parameters": PARAMETERS, "code": code,
-        "test_args": {"start": start, "end": end}, "keywords": ["date", "days", "calendar", "日期", "天数"],
-    }))
+    return reply(
+        tool_call(
+            "create_tool",
+            {
+                "name": "days_between",
+                "description": DESCRIPTION,
+                "parameters": PARAMETERS,
+                "code": code,
+                "test_args": {"start": start, "end": end},
+                "keywords": ["date", "days", "calendar", "日期", "天数"],
+            },
+        )
+    )
 
 
 def _call_tool(messages: list[dict[str, Any]]) -> ModelReply:
@@ -115,8 +124,10 @@ def _answer(messages: list[dict[str, Any]]) -> ModelReply:
     result = last_tool_result(messages)
     days = result["result"]["days"]
     start, end = _dates(messages)
-    return final(f"There are {days} days between {start} and {end} "
-                 f"(source: {result['source']}, computed with Python's datetime).")
+    return final(
+        f"There are {days} days between {start} and {end} "
+        f"(source: {result['source']}, computed with Python's datetime)."
+    )
 
 
 def evolve_policy(messages: list[dict[str, Any]], tools: Any = None, *, offer_broken: bool = True) -> ModelReply:
@@ -186,8 +197,15 @@ def _drive(settings: Settings, library: ToolLibrary, sandbox: Sandbox, on_event:
     results: list[TaskResult] = []
     for index, (task, script) in enumerate(zip(TASKS, (evolve_policy, reuse_policy), strict=True)):
         model = ScriptedModel([script] * settings.max_steps, name="offline-script")
-        agent = Agent(model=model, library=library, sandbox=sandbox, settings=settings, web=no_web(),
-                      on_event=on_event, session_id=f"offline-{index + 1}")
+        agent = Agent(
+            model=model,
+            library=library,
+            sandbox=sandbox,
+            settings=settings,
+            web=no_web(),
+            on_event=on_event,
+            session_id=f"offline-{index + 1}",
+        )
         results.append(agent.run_task(task, index=index))
     return OfflineReport(
         results=results,
@@ -198,8 +216,14 @@ def _drive(settings: Settings, library: ToolLibrary, sandbox: Sandbox, on_event:
 
 
 def _gate_verdict(first: TaskResult, library: ToolLibrary) -> dict[str, Any]:
-    refusals = [e for e in first.events if e["type"] == "tool_result" and e["name"] == "create_tool"
-                and not e["ok"] and (e.get("data") or {}).get("check") == "test_run"]
+    refusals = [
+        e
+        for e in first.events
+        if e["type"] == "tool_result"
+        and e["name"] == "create_tool"
+        and not e["ok"]
+        and (e.get("data") or {}).get("check") == "test_run"
+    ]
     stored_codes = {v.spec.code for v in library.history("days_between")} if len(library) else set()
     refused = bool(refusals) and BROKEN_TOOL not in stored_codes
     return {

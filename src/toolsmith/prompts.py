@@ -74,6 +74,5 @@ LAST_CALL_NOTE = (
 )
 
 BUDGET_ANSWER = (
-    "Budget reached ({which}) before the task was finished; no answer is given rather than "
-    "an unverified one."
+    "Budget reached ({which}) before the task was finished; no answer is given rather than an unverified one."
 )

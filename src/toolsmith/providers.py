@@ -45,9 +45,7 @@ class _Spec:
 PROVIDERS: Mapping[str, _Spec] = {
     "openai": _Spec("OPENAI_API_KEY", None, "gpt-5.4-mini"),
     "moonshot": _Spec("MOONSHOT_API_KEY", "https://api.moonshot.cn/v1", "kimi-k2.5"),
-    "ark": _Spec(
-        "ARK_API_KEY", "https://ark.cn-beijing.volces.com/api/v3", "doubao-seed-1-6-251015"
-    ),
+    "ark": _Spec("ARK_API_KEY", "https://ark.cn-beijing.volces.com/api/v3", "doubao-seed-1-6-251015"),
     "openrouter": _Spec("OPENROUTER_API_KEY", OPENROUTER_BASE_URL, "openai/gpt-5.4-mini"),
     "ollama": _Spec(None, "http://localhost:11434/v1", "qwen3:8b"),
     "vllm": _Spec(None, "http://localhost:8000/v1", ""),
@@ -193,9 +191,7 @@ def _check_url(url: str, variable: str) -> str:
     return url.rstrip("/")
 
 
-def _find_key(
-    spec: _Spec, env: Mapping[str, str], url_variable: str | None
-) -> tuple[str, str | None]:
+def _find_key(spec: _Spec, env: Mapping[str, str], url_variable: str | None) -> tuple[str, str | None]:
     candidates: list[str] = []
     if url_variable is not None or spec.key_variable is None:
         candidates.append("LLM_API_KEY")

@@ -52,7 +52,7 @@ def strip_thinking(text: str) -> str:
         text = text[: opened.start()]
     closed = _THINK_CLOSE.search(text)
     if closed:  # the chat template opened the block, the model only closed it
-        text = text[closed.end():]
+        text = text[closed.end() :]
     return text.strip()
 
 
@@ -88,8 +88,9 @@ def normalise_reply(reply: ModelReply, offered: Collection[str], seen_ids: set[s
                 number += 1
             call_id = f"call_ts{number}"
         seen_ids.add(call_id)
-        fixed.append(ToolCallRequest(id=call_id, name=canonical_name(call.name, offered),
-                                     arguments=encodable(call.arguments)))
+        fixed.append(
+            ToolCallRequest(id=call_id, name=canonical_name(call.name, offered), arguments=encodable(call.arguments))
+        )
     reasoning = encodable(reply.reasoning) if reply.reasoning else reply.reasoning
     return replace(reply, content=content, tool_calls=tuple(fixed), reasoning=reasoning)
 
@@ -103,8 +104,11 @@ def _unpack_parallel(call: ToolCallRequest) -> list[ToolCallRequest]:
     if not isinstance(uses, list) or not uses or not all(isinstance(u, dict) for u in uses):
         return [call]
     return [
-        ToolCallRequest(id=f"{call.id}_{i}" if call.id else "", name=str(use.get("recipient_name") or ""),
-                        arguments=json.dumps(use.get("parameters") or {}, ensure_ascii=False))
+        ToolCallRequest(
+            id=f"{call.id}_{i}" if call.id else "",
+            name=str(use.get("recipient_name") or ""),
+            arguments=json.dumps(use.get("parameters") or {}, ensure_ascii=False),
+        )
         for i, use in enumerate(uses)
     ]
 

@@ -74,34 +74,39 @@ class Decision:
         }
 
 
-def approve(library: ToolLibrary, name: str, version: int | None = None, *,
-            reason: str | None = None, actor: str) -> Decision:
+def approve(
+    library: ToolLibrary, name: str, version: int | None = None, *, reason: str | None = None, actor: str
+) -> Decision:
     """Make a version active (default: the tool's newest pending one); the served one retires."""
     return _decide(library, APPROVE, name, version, reason, actor)
 
 
-def reject(library: ToolLibrary, name: str, version: int | None = None, *,
-           reason: str | None = None, actor: str) -> Decision:
+def reject(
+    library: ToolLibrary, name: str, version: int | None = None, *, reason: str | None = None, actor: str
+) -> Decision:
     """Retire a pending version (default: the tool's newest pending one) with a reason."""
     return _decide(library, REJECT, name, version, reason, actor)
 
 
-def quarantine(library: ToolLibrary, name: str, version: int | None = None, *,
-               reason: str | None = None, actor: str) -> Decision:
+def quarantine(
+    library: ToolLibrary, name: str, version: int | None = None, *, reason: str | None = None, actor: str
+) -> Decision:
     """Hide an active version from search (default: the served one) with a reason."""
     return _decide(library, QUARANTINE, name, version, reason, actor)
 
 
-def decide(library: ToolLibrary, action: str, name: str, version: int | None = None, *,
-           reason: str | None = None, actor: str) -> Decision:
+def decide(
+    library: ToolLibrary, action: str, name: str, version: int | None = None, *, reason: str | None = None, actor: str
+) -> Decision:
     """:func:`approve`, :func:`reject` or :func:`quarantine`, chosen by ``action``."""
     if action not in _TARGET:
         raise ReviewError(f"Unknown review action {action!r}; use one of {', '.join(_TARGET)}.", name=name)
     return _decide(library, action, name, version, reason, actor)
 
 
-def _decide(library: ToolLibrary, action: str, name: str, version: int | None,
-            reason: str | None, actor: str) -> Decision:
+def _decide(
+    library: ToolLibrary, action: str, name: str, version: int | None, reason: str | None, actor: str
+) -> Decision:
     why = " ".join((reason or "").split()) or DEFAULT_REASONS[action]
     # One transaction: the state checked is the state changed, even with other processes.
     with library.batch():
@@ -121,8 +126,9 @@ def _target(library: ToolLibrary, action: str, name: str, version: int | None) -
         served = library.served(name)
         if served is None:
             shown = library.get(name)  # raises ToolNotFoundError for an unknown tool
-            raise ReviewError(f"{name} has no active version to quarantine ({shown.ref} is {shown.status.value}).",
-                              name=name)
+            raise ReviewError(
+                f"{name} has no active version to quarantine ({shown.ref} is {shown.status.value}).", name=name
+            )
         return served
     pending = [v for v in library.history(name) if v.status is Status.PENDING]
     if not pending:
@@ -139,7 +145,7 @@ def _wrong_state(action: str, tool: ToolVersion) -> str:
     hints = {
         (APPROVE, Status.ACTIVE): "it is already active and served",
         (REJECT, Status.ACTIVE): "only a pending version can be rejected; use `toolsmith tools quarantine` "
-                                 "or `toolsmith tools rm` for an active one",
+        "or `toolsmith tools rm` for an active one",
         (REJECT, Status.QUARANTINED): "only a pending version can be rejected; it is already hidden from search",
         (REJECT, Status.RETIRED): "only a pending version can be rejected; it is already retired",
         (QUARANTINE, Status.PENDING): "only an active version can be quarantined; reject a pending one instead",
@@ -172,8 +178,10 @@ def previous_version(library: ToolLibrary, tool: ToolVersion) -> ToolVersion | N
 
 def requirement_lines(tool: ToolVersion) -> list[str]:
     """``name==version sha256:<12 hex>`` per pinned requirement (``no hash`` when unknown)."""
-    return [f"{r.pin} {('sha256:' + r.sha256[:12]) if r.sha256 else '(no hash recorded)'}"
-            for r in sorted(tool.spec.requirements, key=lambda r: normalize_name(r.name))]
+    return [
+        f"{r.pin} {('sha256:' + r.sha256[:12]) if r.sha256 else '(no hash recorded)'}"
+        for r in sorted(tool.spec.requirements, key=lambda r: normalize_name(r.name))
+    ]
 
 
 def review_diff(previous: ToolVersion | None, tool: ToolVersion) -> str:
@@ -198,8 +206,11 @@ def changed_fields(previous: ToolVersion | None, tool: ToolVersion) -> list[str]
     if previous is None:
         return []
     old, new = previous.spec.canonical(), tool.spec.canonical()
-    return [key for key in ("code", "description", "parameters", "test_args", "requirements", "keywords")
-            if old[key] != new[key]]
+    return [
+        key
+        for key in ("code", "description", "parameters", "test_args", "requirements", "keywords")
+        if old[key] != new[key]
+    ]
 
 
 def _pins_text(tool: ToolVersion) -> str:
@@ -222,8 +233,13 @@ def gate_checks(gate: dict[str, Any]) -> list[dict[str, Any]]:
     for check in checks:
         if isinstance(check, dict):
             ok = check.get("ok")
-            found.append({"check": str(check.get("check", "?")), "ok": ok if isinstance(ok, bool) else None,
-                          "message": str(check.get("message") or "")})
+            found.append(
+                {
+                    "check": str(check.get("check", "?")),
+                    "ok": ok if isinstance(ok, bool) else None,
+                    "message": str(check.get("message") or ""),
+                }
+            )
         else:
             found.append({"check": str(check), "ok": None, "message": ""})
     return found
@@ -292,8 +308,16 @@ def health_check(
     elif not ok and quarantine_failing:
         quarantined = _quarantine_if_active(library, tool, f"tools test failed: {error}", actor)
     current = library.get(tool.name, tool.version)
-    return HealthCheck(tool=current, ok=ok, latency_ms=latency_ms, error=error, error_type=error_type,
-                       value=outcome.value if ok else None, quarantined=quarantined, note=note)
+    return HealthCheck(
+        tool=current,
+        ok=ok,
+        latency_ms=latency_ms,
+        error=error,
+        error_type=error_type,
+        value=outcome.value if ok else None,
+        quarantined=quarantined,
+        note=note,
+    )
 
 
 def _quarantine_if_active(library: ToolLibrary, tool: ToolVersion, reason: str, actor: str) -> bool:
@@ -301,8 +325,7 @@ def _quarantine_if_active(library: ToolLibrary, tool: ToolVersion, reason: str, 
     with library.batch():
         if library.get(tool.name, tool.version).status is not Status.ACTIVE:
             return False  # pending, retired, or quarantined meanwhile: nothing is served to hide
-        library.set_status(tool.name, tool.version, Status.QUARANTINED, reason=reason, actor=actor,
-                           action=QUARANTINE)
+        library.set_status(tool.name, tool.version, Status.QUARANTINED, reason=reason, actor=actor, action=QUARANTINE)
     return True
 
 
@@ -372,9 +395,16 @@ def sync_pins(library: ToolLibrary, sync: Syncer, *, env: str = "") -> SyncOutco
         report = sync(merged)
     except PackageError as exc:
         return _sync_each(tools, sync, merged, conflicts, env, first_error=str(exc))
-    return SyncOutcome(tools=refs, requested=tuple(merged), installed=report.installed, already=report.already,
-                       conflicts=conflicts, notes=report.notes, hash_checked=report.hash_checked,
-                       env=env or str(report.env))
+    return SyncOutcome(
+        tools=refs,
+        requested=tuple(merged),
+        installed=report.installed,
+        already=report.already,
+        conflicts=conflicts,
+        notes=report.notes,
+        hash_checked=report.hash_checked,
+        env=env or str(report.env),
+    )
 
 
 def _merge_pins(tools: list[ToolVersion]) -> tuple[list[Requirement], tuple[str, ...]]:
@@ -389,13 +419,21 @@ def _merge_pins(tools: list[ToolVersion]) -> tuple[list[Requirement], tuple[str,
     for key, pins in sorted(wanted_by.items()):
         if len({pin.partition("==")[2] for pin in pins}) > 1:
             listed = "; ".join(f"{pin} for {', '.join(refs)}" for pin, refs in pins.items())
-            conflicts.append(f"{listed}: synced {chosen[key][0].pin}; the others are installed when their "
-                             "tool is called")
+            conflicts.append(
+                f"{listed}: synced {chosen[key][0].pin}; the others are installed when their tool is called"
+            )
     return [req for req, _ in chosen.values()], tuple(conflicts)
 
 
-def _sync_each(tools: list[ToolVersion], sync: Syncer, merged: list[Requirement], conflicts: tuple[str, ...],
-               env: str, *, first_error: str) -> SyncOutcome:
+def _sync_each(
+    tools: list[ToolVersion],
+    sync: Syncer,
+    merged: list[Requirement],
+    conflicts: tuple[str, ...],
+    env: str,
+    *,
+    first_error: str,
+) -> SyncOutcome:
     installed: dict[str, Requirement] = {}
     already: dict[str, Requirement] = {}
     failed: list[SyncFailure] = []
@@ -410,7 +448,13 @@ def _sync_each(tools: list[ToolVersion], sync: Syncer, merged: list[Requirement]
         already.update((r.pin, r) for r in report.already if r.pin not in installed)
         notes.extend(n for n in report.notes if n not in notes)
         env = env or str(report.env)
-    return SyncOutcome(tools=tuple(t.ref for t in tools), requested=tuple(merged),
-                       installed=tuple(installed.values()),
-                       already=tuple(r for p, r in already.items() if p not in installed),
-                       failed=tuple(failed), conflicts=conflicts, notes=tuple(notes), env=env)
+    return SyncOutcome(
+        tools=tuple(t.ref for t in tools),
+        requested=tuple(merged),
+        installed=tuple(installed.values()),
+        already=tuple(r for p, r in already.items() if p not in installed),
+        failed=tuple(failed),
+        conflicts=conflicts,
+        notes=tuple(notes),
+        env=env,
+    )

@@ -77,9 +77,7 @@ def fresh_library(settings: Settings) -> Path | None:
     return backup
 
 
-def make_model(
-    config: ProviderConfig, settings: Settings, sink: EventSink, current_task: dict[str, int]
-) -> Model:
+def make_model(config: ProviderConfig, settings: Settings, sink: EventSink, current_task: dict[str, int]) -> Model:
     """The real chat model, reporting its retries as events of the task being run."""
 
     def on_retry(attempt: int, delay: float, reason: str) -> None:
@@ -122,8 +120,15 @@ def run_session(
     library = ToolLibrary.open(settings)
     try:
         sandbox = Sandbox(settings)
-        agent = Agent(model=chat, library=library, sandbox=sandbox, settings=settings,
-                      allow_create=allow_create, on_event=sink, session_id=session_id)
+        agent = Agent(
+            model=chat,
+            library=library,
+            sandbox=sandbox,
+            settings=settings,
+            allow_create=allow_create,
+            on_event=sink,
+            session_id=session_id,
+        )
         results: list[TaskResult] = []
         for index, task in enumerate(tasks):
             try:
@@ -132,16 +137,22 @@ def run_session(
                 # Later tasks would fail the same way; keep the record of this one and say where.
                 if agent.last_result is not None:
                     writer.task(agent.last_result)
-                raise ModelConfigError(f"{exc} The trajectory so far is in {writer.path}.",
-                                       setting=exc.setting or "LLM_API_KEY") from exc
+                raise ModelConfigError(
+                    f"{exc} The trajectory so far is in {writer.path}.", setting=exc.setting or "LLM_API_KEY"
+                ) from exc
             writer.task(result)
             results.append(result)
     finally:
         library.close()
         writer.close()
     return SessionReport(
-        session_id=session_id, model=chat.name, provider=config.to_dict() if config else {"provider": "in-process"},
-        results=results, trajectory_path=writer.path, backend=sandbox.backend.name, fresh_backup=backup,
+        session_id=session_id,
+        model=chat.name,
+        provider=config.to_dict() if config else {"provider": "in-process"},
+        results=results,
+        trajectory_path=writer.path,
+        backend=sandbox.backend.name,
+        fresh_backup=backup,
     )
 
 

@@ -96,14 +96,24 @@ class Toolbox:
         ctx = self.ctx
         args, parse_error = parse_arguments(raw_arguments)
         is_library = name in ctx.unlocked and name not in META_TOOLS
-        ctx.send(ToolCalled(task=ctx.index, step=ctx.step, call_id=call_id, name=name,
-                            arguments=args if parse_error is None else raw_arguments,
-                            origin=origin, library=is_library))
+        ctx.send(
+            ToolCalled(
+                task=ctx.index,
+                step=ctx.step,
+                call_id=call_id,
+                name=name,
+                arguments=args if parse_error is None else raw_arguments,
+                origin=origin,
+                library=is_library,
+            )
+        )
         started = time.monotonic()
         if parse_error is not None:
             result: dict[str, Any] = {
-                "ok": False, "error": f"The arguments for {name} are not valid JSON ({parse_error}). "
-                "Send one JSON object that matches the tool's parameters."}
+                "ok": False,
+                "error": f"The arguments for {name} are not valid JSON ({parse_error}). "
+                "Send one JSON object that matches the tool's parameters.",
+            }
             if truncated:
                 result["hint"] = TRUNCATED_HINT
         else:
@@ -115,11 +125,28 @@ class Toolbox:
             ctx.send(GuardFired(task=ctx.index, step=ctx.step, guard="repeat", message=intervention))
         reported = result.get("version")
         version = reported if is_library and isinstance(reported, int) else None
-        ctx.actions.append(Action(name=name, arguments=args if parse_error is None else raw_arguments,
-                                  ok=ok, origin=origin, library=is_library, version=version))
-        ctx.send(ToolResult(task=ctx.index, step=ctx.step, call_id=call_id, name=name, ok=ok,
-                            summary=summarize(result), wall_s=round(time.monotonic() - started, 4),
-                            data=result))
+        ctx.actions.append(
+            Action(
+                name=name,
+                arguments=args if parse_error is None else raw_arguments,
+                ok=ok,
+                origin=origin,
+                library=is_library,
+                version=version,
+            )
+        )
+        ctx.send(
+            ToolResult(
+                task=ctx.index,
+                step=ctx.step,
+                call_id=call_id,
+                name=name,
+                ok=ok,
+                summary=summarize(result),
+                wall_s=round(time.monotonic() - started, 4),
+                data=result,
+            )
+        )
         return result
 
     def render(self, result: dict[str, Any]) -> str:
@@ -131,8 +158,11 @@ class Toolbox:
         key = self.repeats.key(name, args)
         if key in self.turn:
             first_id, first = self.turn[key]
-            return {**first, "duplicate_of": first_id,
-                    "note": f"Same call as {first_id} in this turn: it ran once, and this is its result."}
+            return {
+                **first,
+                "duplicate_of": first_id,
+                "note": f"Same call as {first_id} in this turn: it ran once, and this is its result.",
+            }
         result = self._dispatch(name, args)
         self.turn[key] = (call_id, result)
         return result
@@ -196,15 +226,27 @@ class Toolbox:
 
     def _call_library(self, tool: ToolVersion, args: dict[str, Any]) -> dict[str, Any]:
         ctx = self.ctx
-        call = call_stored_tool(tool, args, library=ctx.library, sandbox=ctx.sandbox, settings=ctx.settings,
-                                actor=f"agent:{ctx.session_id}")
+        call = call_stored_tool(
+            tool, args, library=ctx.library, sandbox=ctx.sandbox, settings=ctx.settings, actor=f"agent:{ctx.session_id}"
+        )
         outcome = call.outcome
         if outcome.ok:
-            return {"ok": True, "tool": tool.name, "version": tool.version, "result": outcome.value,
-                    "source": source_line(tool)}
+            return {
+                "ok": True,
+                "tool": tool.name,
+                "version": tool.version,
+                "result": outcome.value,
+                "source": source_line(tool),
+            }
         ctx.failed_library_tools.add(tool.name)
-        payload: dict[str, Any] = {"ok": False, "tool": tool.name, "version": tool.version, "error": outcome.error,
-                                   "error_type": outcome.error_type, "source": source_line(tool)}
+        payload: dict[str, Any] = {
+            "ok": False,
+            "tool": tool.name,
+            "version": tool.version,
+            "error": outcome.error,
+            "error_type": outcome.error_type,
+            "source": source_line(tool),
+        }
         if outcome.traceback:
             payload["traceback"] = outcome.traceback[-1500:]
         if call.quarantined:

@@ -41,12 +41,25 @@ def test_environment_variables_do_not_leak(bwrap_sandbox: Sandbox, canary_env: s
     seen = json.loads(out.exec.stdout)
     assert canary_env not in everything(out)
     assert not {"OPENAI_API_KEY", "OPENROUTER_API_KEY", "TOOLSMITH_TEST_SECRET"} & set(seen)
-    assert set(seen) <= {"PATH", "HOME", "LANG", "TZ", "TMPDIR", "PWD", "SSL_CERT_FILE", "SSL_CERT_DIR",
-                         "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "LC_CTYPE"}
+    assert set(seen) <= {
+        "PATH",
+        "HOME",
+        "LANG",
+        "TZ",
+        "TMPDIR",
+        "PWD",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "REQUESTS_CA_BUNDLE",
+        "CURL_CA_BUNDLE",
+        "LC_CTYPE",
+    }
 
 
 def test_proc_environ_of_every_visible_process_is_clean(bwrap_sandbox: Sandbox, canary_env: str) -> None:
-    out = run(bwrap_sandbox, """
+    out = run(
+        bwrap_sandbox,
+        """
         import os
         for pid in [p for p in os.listdir('/proc') if p.isdigit()]:
             for name in ('environ', 'cmdline'):
@@ -54,7 +67,8 @@ def test_proc_environ_of_every_visible_process_is_clean(bwrap_sandbox: Sandbox, 
                     print(pid, name, open(f'/proc/{pid}/{name}', 'rb').read())
                 except OSError as exc:
                     print(pid, name, 'denied', exc)
-    """)
+    """,
+    )
     assert out.exec.ok, out.exec.stderr
     assert canary_env not in everything(out)
     assert "1 environ b''" in out.exec.stdout  # bwrap itself was started from an empty environment
@@ -68,7 +82,9 @@ def test_proc_1_environ_is_empty(bwrap_sandbox: Sandbox, canary_env: str) -> Non
 
 
 def test_host_processes_are_invisible(bwrap_sandbox: Sandbox, sentinel: subprocess.Popen[bytes]) -> None:
-    out = run(bwrap_sandbox, f"""
+    out = run(
+        bwrap_sandbox,
+        f"""
         import os
         pids = sorted(int(p) for p in os.listdir('/proc') if p.isdigit())
         print(pids)
@@ -76,7 +92,8 @@ def test_host_processes_are_invisible(bwrap_sandbox: Sandbox, sentinel: subproce
             print(open('/proc/{sentinel.pid}/environ','rb').read())
         except OSError as exc:
             print('no sentinel', type(exc).__name__)
-    """)
+    """,
+    )
     pids = json.loads(out.exec.stdout.splitlines()[0])
     assert max(pids) < 10, "only the sandbox's own few processes are visible"
     assert CANARY not in everything(out)
@@ -100,8 +117,9 @@ def test_home_directory_is_not_visible(bwrap_sandbox: Sandbox, secrets_on_host: 
     # The only thing of the real home that exists inside is the path to the interpreter.
     line = next(ln for ln in out.exec.stdout.splitlines() if ln.startswith(str(real_home) + " "))
     visible = set() if "ERR" in line else set(json.loads(line.split(" ", 1)[1].replace("'", '"')))
-    allowed = {Path(sys.base_prefix).relative_to(real_home).parts[0]} if sys.base_prefix.startswith(str(real_home)) \
-        else set()
+    allowed = (
+        {Path(sys.base_prefix).relative_to(real_home).parts[0]} if sys.base_prefix.startswith(str(real_home)) else set()
+    )
     assert visible <= allowed
     assert "HOME /sandbox/.home []" in out.exec.stdout
 
@@ -128,23 +146,28 @@ def test_an_interpreter_prefix_holding_the_home_is_not_bound_whole(
 
 def test_project_env_file_is_not_readable(bwrap_sandbox: Sandbox, secrets_on_host: dict[str, Path]) -> None:
     env_file = secrets_on_host["env_file"]
-    out = run(bwrap_sandbox, f"""
+    out = run(
+        bwrap_sandbox,
+        f"""
         import os
         for path in ({str(env_file)!r}, '.env', '../.env', {str(env_file.parent)!r}):
             try:
                 print(path, open(path).read() if not os.path.isdir(path) else os.listdir(path))
             except OSError as exc:
                 print(path, 'ERR', type(exc).__name__)
-    """)
+    """,
+    )
     assert CANARY not in everything(out)
     assert out.exec.stdout.count("ERR") == 4
 
 
 def test_library_db_and_data_dir_are_invisible(bwrap_sandbox: Sandbox, secrets_on_host: dict[str, Path]) -> None:
     db, data_dir = secrets_on_host["db"], secrets_on_host["data_dir"]
-    out = run(bwrap_sandbox, f"""
+    out = run(
+        bwrap_sandbox,
+        f"""
         import os
-        for path in ({str(db)!r}, {str(data_dir)!r}, {str(secrets_on_host['config'])!r}):
+        for path in ({str(db)!r}, {str(data_dir)!r}, {str(secrets_on_host["config"])!r}):
             print(path, os.path.exists(path))
         for root, dirs, files in os.walk('/'):
             if root.startswith(('/proc', '/sys', '/usr', '/dev')):
@@ -153,7 +176,8 @@ def test_library_db_and_data_dir_are_invisible(bwrap_sandbox: Sandbox, secrets_o
             for name in files:
                 if name in ('library.db', 'config.toml'):
                     print('FOUND', os.path.join(root, name))
-    """)
+    """,
+    )
     assert out.exec.ok, out.exec.stderr
     assert CANARY not in everything(out)
     assert "FOUND" not in out.exec.stdout
@@ -161,7 +185,9 @@ def test_library_db_and_data_dir_are_invisible(bwrap_sandbox: Sandbox, secrets_o
 
 
 def test_only_allowlisted_etc_entries_exist_inside(bwrap_sandbox: Sandbox) -> None:
-    out = run(bwrap_sandbox, """
+    out = run(
+        bwrap_sandbox,
+        """
         import os
         found = []
         for root, dirs, files in os.walk('/etc'):
@@ -169,7 +195,8 @@ def test_only_allowlisted_etc_entries_exist_inside(bwrap_sandbox: Sandbox) -> No
         print('\\n'.join(found))
         for name in ('shadow', 'gshadow', 'pip.conf', 'npmrc', 'machine-id', 'environment', 'gitconfig'):
             print(name, os.path.exists('/etc/' + name))
-    """)
+    """,
+    )
     assert out.exec.ok, out.exec.stderr
     allowed = set(etc_module.FILES) | set(etc_module.DIRS)
     tops = {line.split(" ")[0] for line in out.exec.stdout.splitlines() if " " not in line}
@@ -186,9 +213,19 @@ def test_writes_outside_the_sandbox_do_not_reach_the_host(bwrap_sandbox: Sandbox
     tag = marker()
     outside = tmp_path / "outside"
     outside.mkdir()
-    targets = [f"/etc/{tag}", f"/usr/{tag}", f"/{tag}", f"/root/{tag}", str(outside / tag), f"/tmp/{tag}",
-               f"/var/tmp/{tag}", f"{sys.base_prefix}/{tag}"]
-    out = run(bwrap_sandbox, f"""
+    targets = [
+        f"/etc/{tag}",
+        f"/usr/{tag}",
+        f"/{tag}",
+        f"/root/{tag}",
+        str(outside / tag),
+        f"/tmp/{tag}",
+        f"/var/tmp/{tag}",
+        f"{sys.base_prefix}/{tag}",
+    ]
+    out = run(
+        bwrap_sandbox,
+        f"""
         import os
         for path in {targets!r}:
             try:
@@ -198,7 +235,8 @@ def test_writes_outside_the_sandbox_do_not_reach_the_host(bwrap_sandbox: Sandbox
                 print('wrote', path)
             except OSError as exc:
                 print('refused', path, exc.strerror)
-    """)
+    """,
+    )
     assert out.exec.ok, out.exec.stderr
     for path in targets:
         assert not Path(path).exists(), f"{path} was written on the host"
@@ -206,7 +244,9 @@ def test_writes_outside_the_sandbox_do_not_reach_the_host(bwrap_sandbox: Sandbox
 
 
 def test_work_dir_does_not_survive_and_host_workdir_is_unreachable(bwrap_sandbox: Sandbox, tmp_path: Path) -> None:
-    out = run(bwrap_sandbox, """
+    out = run(
+        bwrap_sandbox,
+        """
         import os
         open('leftover.txt', 'w').write('x')
         print(os.getcwd())
@@ -216,7 +256,8 @@ def test_work_dir_does_not_survive_and_host_workdir_is_unreachable(bwrap_sandbox
         except OSError as exc:
             print('main.py', exc.strerror)
         print([line.split()[5] for line in open('/proc/self/mountinfo') if line.split()[4] == '/sandbox/main.py'])
-    """)
+    """,
+    )
     assert out.exec.stdout.splitlines()[0] == "/sandbox"
     # Refused by the read-only bind (and, under a root launcher, by the file's owner too).
     assert out.exec.stdout.splitlines()[1] in ("main.py Read-only file system", "main.py Permission denied")
@@ -229,9 +270,16 @@ def test_package_env_cannot_be_planted(bwrap_sandbox: Sandbox) -> None:
     env.ensure()
     before = tree_state(env.path)
     site = f"{ENV_MOUNT}/lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"
-    targets = [f"{site}/evil.pth", f"{site}/sitecustomize.py", f"{ENV_MOUNT}/bin/python3-evil",
-               f"{env.site_packages}/evil.pth", f"{ENV_MOUNT}/pyvenv.cfg"]
-    out = run(bwrap_sandbox, f"""
+    targets = [
+        f"{site}/evil.pth",
+        f"{site}/sitecustomize.py",
+        f"{ENV_MOUNT}/bin/python3-evil",
+        f"{env.site_packages}/evil.pth",
+        f"{ENV_MOUNT}/pyvenv.cfg",
+    ]
+    out = run(
+        bwrap_sandbox,
+        f"""
         import os, sys
         print(sys.prefix)
         for path in {targets!r}:
@@ -241,7 +289,8 @@ def test_package_env_cannot_be_planted(bwrap_sandbox: Sandbox) -> None:
                 print('planted', path)
             except OSError as exc:
                 print('refused', path, exc.strerror)
-    """)
+    """,
+    )
     assert out.exec.stdout.splitlines()[0] == ENV_MOUNT
     assert "planted" not in out.exec.stdout
     assert tree_state(env.path) == before
@@ -252,7 +301,9 @@ def test_package_env_cannot_be_planted(bwrap_sandbox: Sandbox) -> None:
 def test_library_db_cannot_be_tampered_with(bwrap_sandbox: Sandbox, secrets_on_host: dict[str, Path]) -> None:
     db = secrets_on_host["db"]
     before = digest(db)
-    out = run(bwrap_sandbox, f"""
+    out = run(
+        bwrap_sandbox,
+        f"""
         import sqlite3
         try:
             con = sqlite3.connect({str(db)!r})
@@ -261,14 +312,17 @@ def test_library_db_cannot_be_tampered_with(bwrap_sandbox: Sandbox, secrets_on_h
             print('tampered')
         except Exception as exc:
             print('refused', type(exc).__name__, exc)
-    """)
+    """,
+    )
     assert "tampered" not in out.exec.stdout
     assert digest(db) == before
     assert sorted(p.name for p in db.parent.iterdir()) == sorted(["library.db", "config.toml"])
 
 
 def test_filling_the_work_dir_stops_at_the_tmpfs_cap(bwrap_sandbox: Sandbox) -> None:
-    out = run(bwrap_sandbox, """
+    out = run(
+        bwrap_sandbox,
+        """
         import os
         written = 0
         try:
@@ -279,14 +333,17 @@ def test_filling_the_work_dir_stops_at_the_tmpfs_cap(bwrap_sandbox: Sandbox) -> 
         except OSError as exc:
             print('stopped', written, exc.strerror)
             raise
-    """)
+    """,
+    )
     assert out.exec.killed_by == "disk"
     written = int(out.exec.stdout.split()[1])
     assert written <= (SMALL.tmp_size_mb + 1) * (1 << 20)
 
 
 def test_filling_tmp_stops_at_the_tmpfs_cap(bwrap_sandbox: Sandbox) -> None:
-    out = run(bwrap_sandbox, """
+    out = run(
+        bwrap_sandbox,
+        """
         import os
         written = 0
         try:
@@ -296,17 +353,21 @@ def test_filling_tmp_stops_at_the_tmpfs_cap(bwrap_sandbox: Sandbox) -> None:
                 written += 256 << 10
         except OSError as exc:
             print('stopped', written, exc.strerror)
-    """)
+    """,
+    )
     assert out.exec.stdout.startswith("stopped")
     assert int(out.exec.stdout.split()[1]) <= (SMALL.tmp_size_mb + 1) * (1 << 20)
 
 
 def test_single_file_is_capped_by_file_size_limit(bwrap_sandbox: Sandbox) -> None:
-    out = run(bwrap_sandbox, f"""
+    out = run(
+        bwrap_sandbox,
+        f"""
         with open('/dev/shm/big', 'wb') as fh:
             for _ in range({SMALL.file_size_mb + 4}):
                 fh.write(b'z' * (1 << 20))
-    """)
+    """,
+    )
     assert out.exec.killed_by in ("file_size", "disk")
     assert not out.exec.ok
 
@@ -344,13 +405,16 @@ def test_network_off_from_config(settings: Settings, loopback_server: LoopbackSe
     if not probe()[0]:
         pytest.skip("bwrap unavailable")
     sandbox = Sandbox(replace(settings, network=False), backend=BwrapBackend())
-    out = run(sandbox, f"""
+    out = run(
+        sandbox,
+        f"""
         import socket
         try:
             socket.create_connection(('127.0.0.1', {loopback_server.port}), timeout=2); print('connected')
         except OSError as exc:
             print('refused', exc)
-    """)
+    """,
+    )
     assert out.exec.network is False and "refused" in out.exec.stdout
     assert loopback_server.connections == 0
 
@@ -361,7 +425,9 @@ def test_outbound_connections_fail_without_network(bwrap_sandbox: Sandbox) -> No
     from toolsmith.index import resolve_index_url
 
     host = urlsplit(resolve_index_url()).hostname
-    out = run(bwrap_sandbox, f"""
+    out = run(
+        bwrap_sandbox,
+        f"""
         import socket
         for target in (({host!r}, 443), ('1.1.1.1', 53), ('10.0.0.1', 80)):
             try:
@@ -370,7 +436,9 @@ def test_outbound_connections_fail_without_network(bwrap_sandbox: Sandbox) -> No
             except OSError as exc:
                 print('failed', target[0], type(exc).__name__)
         import os; print(sorted(os.listdir('/sys/class/net')) if os.path.isdir('/sys/class/net') else 'no sysfs')
-    """, network=False)
+    """,
+        network=False,
+    )
     assert "connected" not in out.exec.stdout
     assert out.exec.stdout.count("failed") == 3
 

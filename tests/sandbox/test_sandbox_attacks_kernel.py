@@ -79,10 +79,18 @@ def test_the_program_is_never_host_root(bwrap_sandbox: Sandbox) -> None:
     try:
         pids = _wait_for(tag)
         assert pids, "the sandboxed program did not start"
-        uids = {int(line.split()[1]) for pid in pids
-                for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("Uid:")}
-        groups = {line.split(":", 1)[1].strip() for pid in pids
-                  for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("Groups:")}
+        uids = {
+            int(line.split()[1])
+            for pid in pids
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+            if line.startswith("Uid:")
+        }
+        groups = {
+            line.split(":", 1)[1].strip()
+            for pid in pids
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+            if line.startswith("Groups:")
+        }
     finally:
         thread.join()
         leftovers(tag)
@@ -95,10 +103,18 @@ def test_the_program_is_never_host_root(bwrap_sandbox: Sandbox) -> None:
 
 
 def test_sysctls_cannot_be_written(bwrap_sandbox: Sandbox) -> None:
-    watched = ["kernel/core_pattern", "kernel/core_uses_pid", "vm/swappiness", "vm/overcommit_memory",
-               "kernel/pid_max", "fs/inotify/max_user_instances"]
+    watched = [
+        "kernel/core_pattern",
+        "kernel/core_uses_pid",
+        "vm/swappiness",
+        "vm/overcommit_memory",
+        "kernel/pid_max",
+        "fs/inotify/max_user_instances",
+    ]
     before = {name: Path("/proc/sys", name).read_text() for name in watched}
-    out = run(bwrap_sandbox, f"""
+    out = run(
+        bwrap_sandbox,
+        f"""
         import os
         writable = []
         for root, dirs, files in os.walk('/proc/sys'):
@@ -119,7 +135,8 @@ def test_sysctls_cannot_be_written(bwrap_sandbox: Sandbox) -> None:
                 print('WROTE', name)
             except OSError as exc:
                 print('refused', name, exc.strerror)
-    """)
+    """,
+    )
     assert out.exec.ok, out.exec.stderr
     assert "writable 0 []" in out.exec.stdout
     assert "WROTE" not in out.exec.stdout
@@ -127,18 +144,31 @@ def test_sysctls_cannot_be_written(bwrap_sandbox: Sandbox) -> None:
 
 
 def test_root_only_proc_files_are_unreadable(bwrap_sandbox: Sandbox) -> None:
-    candidates = [p for p in ("/proc/slabinfo", "/proc/vmallocinfo", "/proc/pagetypeinfo", "/proc/timer_list",
-                              "/proc/kpagecount", "/proc/kmsg") if Path(p).exists()]
+    candidates = [
+        p
+        for p in (
+            "/proc/slabinfo",
+            "/proc/vmallocinfo",
+            "/proc/pagetypeinfo",
+            "/proc/timer_list",
+            "/proc/kpagecount",
+            "/proc/kmsg",
+        )
+        if Path(p).exists()
+    ]
     if not candidates:
         pytest.skip("no root-only /proc files on this kernel")
-    out = run(bwrap_sandbox, f"""
+    out = run(
+        bwrap_sandbox,
+        f"""
         for path in {candidates!r}:
             try:
                 data = open(path, 'rb').read(64)
                 print('READ', path, len(data))
             except OSError as exc:
                 print('refused', path, exc.strerror)
-    """)
+    """,
+    )
     assert out.exec.ok, out.exec.stderr
     assert "READ" not in out.exec.stdout
     assert out.exec.stdout.count("refused") == len(candidates)
@@ -196,7 +226,10 @@ def _holding(tag: str) -> bool:
 
 def test_nested_user_namespaces_cannot_be_created(bwrap_sandbox: Sandbox) -> None:
     tag = marker()
-    out = run(bwrap_sandbox, reexec_prelude(tag) + textwrap.dedent("""
+    out = run(
+        bwrap_sandbox,
+        reexec_prelude(tag)
+        + textwrap.dedent("""
         import ctypes
         libc = ctypes.CDLL(None, use_errno=True)
         libc.syscall.restype = ctypes.c_long
@@ -205,7 +238,8 @@ def test_nested_user_namespaces_cannot_be_created(bwrap_sandbox: Sandbox) -> Non
         if pid == 0:
             libc.syscall(60, 0)
         print('clone', pid, ctypes.get_errno())
-    """))
+    """),
+    )
     assert out.exec.ok, out.exec.stderr
     lines = dict(line.split(" ", 1) for line in out.exec.stdout.splitlines())
     assert lines["unshare"].startswith("-1 ") and lines["clone"].startswith("-1 ")
@@ -213,7 +247,9 @@ def test_nested_user_namespaces_cannot_be_created(bwrap_sandbox: Sandbox) -> Non
 
 
 def test_the_only_inherited_fds_are_the_standard_streams(bwrap_sandbox: Sandbox, canary_env: str) -> None:
-    out = run(bwrap_sandbox, """
+    out = run(
+        bwrap_sandbox,
+        """
         import os
         own_ns = os.readlink('/proc/self/ns/user')
         for fd in sorted(int(f) for f in os.listdir('/proc/self/fd')):
@@ -225,7 +261,8 @@ def test_the_only_inherited_fds_are_the_standard_streams(bwrap_sandbox: Sandbox,
             if fd > 2 and target != own_ns:
                 os.lseek(fd, 0, 0)
                 print(os.read(fd, 1 << 16))
-    """)
+    """,
+    )
     assert out.exec.ok, out.exec.stderr
     fds = dict(line.split(" ", 1) for line in out.exec.stdout.splitlines())
     assert fds["0"] == "/dev/null" and fds["1"].startswith("pipe:") and fds["2"].startswith("pipe:")
@@ -257,13 +294,16 @@ def test_kernel_interfaces_no_tool_needs_are_denied(bwrap_sandbox: Sandbox) -> N
         "mount": [b"none", b"/tmp", b"tmpfs", 0, 0],
     }
     table = {name: [DENIED[name][column], *args] for name, args in calls.items()}
-    out = run(bwrap_sandbox, f"""
+    out = run(
+        bwrap_sandbox,
+        f"""
         import ctypes
         libc = ctypes.CDLL(None, use_errno=True)
         libc.syscall.restype = ctypes.c_long
         for name, (nr, *args) in {table!r}.items():
             print(name, libc.syscall(nr, *args), ctypes.get_errno())
-    """)
+    """,
+    )
     assert out.exec.ok, out.exec.stderr
     results = dict(line.split(" ", 1) for line in out.exec.stdout.splitlines())
     assert set(results) == set(calls)
@@ -272,14 +312,17 @@ def test_kernel_interfaces_no_tool_needs_are_denied(bwrap_sandbox: Sandbox) -> N
 
 
 def test_descriptors_of_bwraps_init_cannot_be_taken(bwrap_sandbox: Sandbox) -> None:
-    out = run(bwrap_sandbox, """
+    out = run(
+        bwrap_sandbox,
+        """
         import ctypes, os
         libc = ctypes.CDLL(None, use_errno=True)
         libc.syscall.restype = ctypes.c_long
         pidfd = libc.syscall(434, 1, 0)  # pidfd_open(bwrap's init)
         taken = [libc.syscall(438, pidfd, fd, 0) for fd in range(16)]  # pidfd_getfd
         print('pidfd', pidfd >= 0, 'taken', sum(fd >= 0 for fd in taken))
-    """)
+    """,
+    )
     assert out.exec.ok, out.exec.stderr
     assert out.exec.stdout.strip() == "pidfd True taken 0"
 
@@ -351,8 +394,12 @@ def test_host_abstract_sockets_are_unreachable_with_the_network_on(
     assert abstract_server.accepted == []
     assert CANARY not in everything(out)
     # Control: the same client from the host itself does get through.
-    subprocess.run([sys.executable, "-c", textwrap.dedent(_CONNECT.format(name=abstract_server.name))],
-                   check=True, capture_output=True, timeout=10)
+    subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(_CONNECT.format(name=abstract_server.name))],
+        check=True,
+        capture_output=True,
+        timeout=10,
+    )
     time.sleep(0.2)
     assert abstract_server.accepted == [b"from the sandbox"]
 
@@ -361,11 +408,16 @@ def test_without_landlock_runs_with_the_network_on_get_no_unix_sockets(
     bwrap_sandbox: Sandbox, abstract_server: AbstractServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(landlock, "scope_hook", lambda: None)  # a kernel before 6.12
-    out = run(bwrap_sandbox, textwrap.dedent(_CONNECT.format(name=abstract_server.name)) + textwrap.dedent("""
+    out = run(
+        bwrap_sandbox,
+        textwrap.dedent(_CONNECT.format(name=abstract_server.name))
+        + textwrap.dedent("""
         a, b = socket.socketpair()
         a.sendall(b'x')
         print('socketpair', b.recv(1))
-    """), network=True)
+    """),
+        network=True,
+    )
     assert "refused Operation not permitted" in out.exec.stdout
     assert "socketpair b'x'" in out.exec.stdout  # pipes between its own processes still work
     time.sleep(0.2)
@@ -375,7 +427,9 @@ def test_without_landlock_runs_with_the_network_on_get_no_unix_sockets(
 def test_unix_sockets_inside_the_sandbox_still_work(bwrap_sandbox: Sandbox) -> None:
     if not landlock.available():
         pytest.skip("without Landlock scopes unix sockets are refused with the network on")
-    out = run(bwrap_sandbox, """
+    out = run(
+        bwrap_sandbox,
+        """
         import socket, multiprocessing
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         server.bind('\\0inside-only')
@@ -384,7 +438,9 @@ def test_unix_sockets_inside_the_sandbox_still_work(bwrap_sandbox: Sandbox) -> N
         client.connect('\\0inside-only')
         with multiprocessing.Pool(2) as pool:
             print('pool', pool.map(abs, [-1, -2]))
-    """, network=True)
+    """,
+        network=True,
+    )
     assert out.exec.ok, out.exec.stderr
     assert "pool [1, 2]" in out.exec.stdout
 
@@ -400,7 +456,9 @@ def test_many_busy_processes_get_the_runs_cpu_quota_not_the_machine(settings: Se
     limits = replace(SMALL, cpus=0.5, cpu_s=30, timeout_s=15)
     sandbox = Sandbox(replace(settings, limits=limits), backend=bwrap.BwrapBackend())
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out = run(sandbox, """
+    out = run(
+        sandbox,
+        """
         import os, time
         end = time.monotonic() + 1.5
         kids = []
@@ -414,7 +472,8 @@ def test_many_busy_processes_get_the_runs_cpu_quota_not_the_machine(settings: Se
         for pid in kids:
             os.waitpid(pid, 0)
         print('done')
-    """)
+    """,
+    )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     assert out.exec.stdout.strip() == "done", out.exec.stderr
     used = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -466,11 +525,20 @@ def test_installer_sandbox_cannot_write_sysctls_or_reach_abstract_sockets(
             print('sysctl refused', exc.strerror)
     """) + textwrap.dedent(_CONNECT.format(name=abstract_server.name))
     work = tmp_path / "build"
-    argv, fds = bwrap.installer_argv([str(base_python()), "-I", "-S", "-c", code], env={"PATH": "/usr/bin"},
-                                     writable=[work])
+    argv, fds = bwrap.installer_argv(
+        [str(base_python()), "-I", "-S", "-c", code], env={"PATH": "/usr/bin"}, writable=[work]
+    )
     try:
-        done = subprocess.run(argv, env={}, capture_output=True, text=True, timeout=20, pass_fds=fds,
-                              preexec_fn=bwrap.installer_preexec(), check=False)
+        done = subprocess.run(
+            argv,
+            env={},
+            capture_output=True,
+            text=True,
+            timeout=20,
+            pass_fds=fds,
+            preexec_fn=bwrap.installer_preexec(),
+            check=False,
+        )
     finally:
         for fd in fds:
             os.close(fd)

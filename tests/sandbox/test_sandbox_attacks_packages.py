@@ -69,8 +69,9 @@ class LocalIndex:
         project.mkdir(parents=True, exist_ok=True)
         wheel = build_wheel(project, name, version, files)
         sha = hashlib.sha256(wheel.read_bytes()).hexdigest()
-        (project / "index.html").write_text(f'<html><body><a href="{wheel.name}#sha256={sha}">{wheel.name}</a>'
-                                            f"</body></html>\n")
+        (project / "index.html").write_text(
+            f'<html><body><a href="{wheel.name}#sha256={sha}">{wheel.name}</a></body></html>\n'
+        )
         return wheel
 
     def close(self) -> None:
@@ -99,8 +100,10 @@ def hook_marker(settings: Settings) -> Path:
 
 
 def _evil(index: LocalIndex, marker: Path, *, kind: str = "pth") -> None:
-    payload = (f"import os, sys; sys.stderr.write('HOOK RAN\\n'); "
-               f"os.path.isdir({str(marker.parent)!r}) and open({str(marker)!r}, 'a').write('ran\\n')")
+    payload = (
+        f"import os, sys; sys.stderr.write('HOOK RAN\\n'); "
+        f"os.path.isdir({str(marker.parent)!r}) and open({str(marker)!r}, 'a').write('ran\\n')"
+    )
     files = {"evilpkg/__init__.py": "VALUE = 1\n"}
     if kind == "pth":
         files["evilpkg_hook.pth"] = payload + "\n"
@@ -164,9 +167,7 @@ def test_a_hook_already_in_the_environment_is_removed_before_any_installer_runs(
     assert sorted(p.name for p in env.site_packages.glob("*.pth")) == ["paths-only.pth"]
 
 
-def test_a_refused_hook_never_reaches_a_sandboxed_run(
-    settings: Settings, index: LocalIndex, hook_marker: Path
-) -> None:
+def test_a_refused_hook_never_reaches_a_sandboxed_run(settings: Settings, index: LocalIndex, hook_marker: Path) -> None:
     if not bwrap.probe()[0]:
         pytest.skip("bwrap unavailable")
     _evil(index, hook_marker)
@@ -190,9 +191,7 @@ def small_installs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(env_module, "INSTALL_LIMITS", replace(SMALL, timeout_s=6.0, output_bytes=16 * 1024))
 
 
-def test_a_build_that_forks_without_end_is_capped_and_leaves_nothing(
-    settings: Settings, small_installs: None
-) -> None:
+def test_a_build_that_forks_without_end_is_capped_and_leaves_nothing(settings: Settings, small_installs: None) -> None:
     tag = marker()
     env = PackageEnv(settings)
     daemon = textwrap.dedent("""
@@ -203,8 +202,9 @@ def test_a_build_that_forks_without_end_is_capped_and_leaves_nothing(
                 time.sleep(1)
     """)
     with process_peak(tag) as peak, contextlib.suppress(InstallError):
-        env._run([str(base_python()), "-I", "-S", "-c", reexec_prelude(tag) + daemon + FORK_BOMB],
-                 what="Building evilpkg")
+        env._run(
+            [str(base_python()), "-I", "-S", "-c", reexec_prelude(tag) + daemon + FORK_BOMB], what="Building evilpkg"
+        )
     if cgroups.support()["pids"].usable:
         assert max(peak) <= SMALL.max_procs + cgroups.PIDS_SLACK
     assert leftovers(tag) == []

@@ -49,7 +49,9 @@ def test_fork_bomb_is_contained_by_the_pids_cgroup(bwrap_sandbox: Sandbox) -> No
 
 def test_daemon_escape_by_double_fork_and_setsid(bwrap_sandbox: Sandbox) -> None:
     tag = marker()
-    out = run(bwrap_sandbox, f"""
+    out = run(
+        bwrap_sandbox,
+        f"""
         import os, signal, sys
         if os.fork() == 0:
             os.setsid()
@@ -59,14 +61,18 @@ def test_daemon_escape_by_double_fork_and_setsid(bwrap_sandbox: Sandbox) -> None
             os._exit(0)
         import time; time.sleep(0.3)
         print('parent done')
-    """)
+    """,
+    )
     assert out.exec.stdout.strip() == "parent done"
     assert leftovers(tag) == []
 
 
 def test_daemon_left_when_the_main_process_times_out(bwrap_sandbox: Sandbox) -> None:
     tag = marker()
-    out = run(bwrap_sandbox, reexec_prelude(tag) + textwrap.dedent("""
+    out = run(
+        bwrap_sandbox,
+        reexec_prelude(tag)
+        + textwrap.dedent("""
         import time
         for _ in range(3):
             if os.fork() == 0:
@@ -74,13 +80,17 @@ def test_daemon_left_when_the_main_process_times_out(bwrap_sandbox: Sandbox) -> 
                 while True:
                     time.sleep(1)
         time.sleep(1000)
-    """), timeout_s=1)
+    """),
+        timeout_s=1,
+    )
     assert out.exec.timed_out and out.exec.killed_by == "timeout"
     assert leftovers(tag) == []
 
 
 def test_killing_the_parent_and_everything_else(bwrap_sandbox: Sandbox, sentinel: subprocess.Popen[bytes]) -> None:
-    out = run(bwrap_sandbox, f"""
+    out = run(
+        bwrap_sandbox,
+        f"""
         import os, signal
         for target in (os.getppid(), 1, {sentinel.pid}, {os.getpid()}, -1):
             try:
@@ -89,20 +99,24 @@ def test_killing_the_parent_and_everything_else(bwrap_sandbox: Sandbox, sentinel
             except OSError as exc:
                 print('failed', target, type(exc).__name__)
         print('still here')
-    """)
+    """,
+    )
     assert sentinel.poll() is None, "a host process was killed from inside the sandbox"
     assert f"failed {sentinel.pid} ProcessLookupError" in out.exec.stdout
     assert "still here" in out.exec.stdout
 
 
 def test_ptrace_of_host_processes_fails(bwrap_sandbox: Sandbox, sentinel: subprocess.Popen[bytes]) -> None:
-    out = run(bwrap_sandbox, f"""
+    out = run(
+        bwrap_sandbox,
+        f"""
         import ctypes, ctypes.util, os
         libc = ctypes.CDLL(ctypes.util.find_library('c') or 'libc.so.6', use_errno=True)
         for pid in ({sentinel.pid}, {os.getpid()}, 1):
             rc = libc.ptrace(16, pid, None, None)  # PTRACE_ATTACH
             print(pid, rc, os.strerror(ctypes.get_errno()))
-    """)
+    """,
+    )
     lines = out.exec.stdout.splitlines()
     assert [line.split()[1] for line in lines] == ["-1", "-1", "-1"]  # host pids and bwrap's own init
     assert out.exec.ok and out.exec.wall_s < 5
@@ -120,11 +134,14 @@ def test_memory_bomb_single_allocation(bwrap_sandbox: Sandbox) -> None:
 
 
 def test_memory_bomb_gradual(bwrap_sandbox: Sandbox) -> None:
-    out = run(bwrap_sandbox, """
+    out = run(
+        bwrap_sandbox,
+        """
         chunks = []
         while True:
             chunks.append(bytearray(32 * 1024 * 1024))
-    """)
+    """,
+    )
     assert out.exec.killed_by == "memory"
     assert out.exec.wall_s < 8
 
@@ -132,7 +149,9 @@ def test_memory_bomb_gradual(bwrap_sandbox: Sandbox) -> None:
 def test_memory_bomb_across_processes_hits_the_memory_cgroup(bwrap_sandbox: Sandbox) -> None:
     if not support()["memory"].usable:
         pytest.skip("no writable memory cgroup")
-    out = run(bwrap_sandbox, f"""
+    out = run(
+        bwrap_sandbox,
+        f"""
         import os, time
         kids = []
         for _ in range(4):
@@ -147,7 +166,8 @@ def test_memory_bomb_across_processes_hits_the_memory_cgroup(bwrap_sandbox: Sand
         statuses = [os.waitpid(k, 0)[1] for k in kids]
         print(statuses)
         raise SystemExit(1 if any(os.WIFSIGNALED(s) for s in statuses) else 0)
-    """)
+    """,
+    )
     assert out.exec.killed_by == "memory"
 
 
@@ -178,12 +198,16 @@ def test_sleeping_forever_is_killed(bwrap_sandbox: Sandbox) -> None:
 
 
 def test_stdout_flood_is_capped(bwrap_sandbox: Sandbox) -> None:
-    out = run(bwrap_sandbox, """
+    out = run(
+        bwrap_sandbox,
+        """
         import sys
         while True:
             sys.stdout.write('x' * 65536)
             sys.stderr.write('y' * 65536)
-    """, timeout_s=1.5)
+    """,
+        timeout_s=1.5,
+    )
     assert out.exec.truncated
     assert len(out.exec.stdout) <= SMALL.output_bytes + 200
     assert len(out.exec.stderr) <= SMALL.output_bytes + 200
@@ -191,7 +215,9 @@ def test_stdout_flood_is_capped(bwrap_sandbox: Sandbox) -> None:
 
 
 def test_thread_exhaustion_is_bounded(bwrap_sandbox: Sandbox) -> None:
-    out = run(bwrap_sandbox, """
+    out = run(
+        bwrap_sandbox,
+        """
         import threading, time
         ev = threading.Event()
         threads = []
@@ -203,20 +229,24 @@ def test_thread_exhaustion_is_bounded(bwrap_sandbox: Sandbox) -> None:
         except (RuntimeError, MemoryError) as exc:
             print('stopped at', len(threads), exc)
         ev.set()
-    """)
+    """,
+    )
     assert out.exec.stdout.startswith("stopped at")
     assert int(out.exec.stdout.split()[2]) <= SMALL.max_procs + PIDS_SLACK
 
 
 def test_file_descriptor_exhaustion_is_bounded(bwrap_sandbox: Sandbox) -> None:
-    out = run(bwrap_sandbox, """
+    out = run(
+        bwrap_sandbox,
+        """
         files = []
         try:
             while True:
                 files.append(open('/dev/null'))
         except OSError as exc:
             print('stopped at', len(files), exc.strerror)
-    """)
+    """,
+    )
     assert out.exec.stdout.startswith("stopped at")
     assert int(out.exec.stdout.split()[2]) <= SMALL.open_files
     assert "Too many open files" in out.exec.stdout

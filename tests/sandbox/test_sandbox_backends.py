@@ -138,8 +138,10 @@ def test_classify_uses_cgroup_verdicts() -> None:
     oom = cgroups.RunCgroup(oom_killed=True)
     assert classify(-signal.SIGKILL, timed_out=False, stderr="", cgroup=oom) == "memory"
     pids = cgroups.RunCgroup(pids_limited=True)
-    assert classify(1, timed_out=False, stderr="BlockingIOError: Resource temporarily unavailable", cgroup=pids) \
+    assert (
+        classify(1, timed_out=False, stderr="BlockingIOError: Resource temporarily unavailable", cgroup=pids)
         == "processes"
+    )
     assert classify(0, timed_out=True, stderr="", cgroup=oom) == "timeout"
 
 
@@ -236,13 +238,17 @@ def test_network_flag_is_reported(bwrap_sandbox: Sandbox) -> None:
 
 
 def test_ca_variables_pass_only_as_paths_visible_inside() -> None:
-    env = bwrap.sandbox_env(env_bin=None, host={"SSL_CERT_FILE": "/etc/ssl/certs/ca.crt",
-                                                "REQUESTS_CA_BUNDLE": str(Path.home() / "ca.pem"),
-                                                "OPENAI_API_KEY": CANARY})
+    env = bwrap.sandbox_env(
+        env_bin=None,
+        host={
+            "SSL_CERT_FILE": "/etc/ssl/certs/ca.crt",
+            "REQUESTS_CA_BUNDLE": str(Path.home() / "ca.pem"),
+            "OPENAI_API_KEY": CANARY,
+        },
+    )
     assert env["SSL_CERT_FILE"] == "/etc/ssl/certs/ca.crt"
     assert "REQUESTS_CA_BUNDLE" not in env and CANARY not in json.dumps(env)
     assert env["HOME"] == bwrap.HOME_MOUNT
-
 
 
 def test_etc_snapshot_copies_only_the_allowlist_and_refreshes(tmp_path: Path) -> None:
@@ -274,8 +280,9 @@ def test_a_sandbox_that_cannot_be_built_is_a_sandbox_error(tmp_path: Path) -> No
     if not bwrap.probe()[0]:
         pytest.skip("bwrap unavailable")
     (tmp_path / "main.py").write_text("print(1)\n")
-    job = Job(workdir=tmp_path, script="main.py", python=base_python(), env_prefix=tmp_path / "missing-env",
-              limits=SMALL)
+    job = Job(
+        workdir=tmp_path, script="main.py", python=base_python(), env_prefix=tmp_path / "missing-env", limits=SMALL
+    )
     with pytest.raises(SandboxError) as caught:
         bwrap.BwrapBackend().execute(job)
     assert caught.value.code == "setup" and "bwrap:" in caught.value.stderr
@@ -296,21 +303,32 @@ def test_rlimits_inside(backend_fixture: str, request: pytest.FixtureRequest) ->
     )
     mb = 1024 * 1024
     assert json.loads(out.exec.stdout.replace("(", "[").replace(")", "]")) == [
-        [SMALL.memory_mb * mb] * 2, [SMALL.cpu_s, SMALL.cpu_s + 1], [SMALL.file_size_mb * mb] * 2,
-        [SMALL.open_files] * 2, [0, 0],
+        [SMALL.memory_mb * mb] * 2,
+        [SMALL.cpu_s, SMALL.cpu_s + 1],
+        [SMALL.file_size_mb * mb] * 2,
+        [SMALL.open_files] * 2,
+        [0, 0],
     ]
 
 
 def test_runs_degrade_gracefully_without_cgroups(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cgroups, "_support", {
-        "pids": cgroups.Controller("pids", reason="cgroup v1 pids at /sys/fs/cgroup/pids is not writable"),
-        "memory": cgroups.Controller("memory", reason="no memory cgroup controller is mounted"),
-    })
+    monkeypatch.setattr(
+        cgroups,
+        "_support",
+        {
+            "pids": cgroups.Controller("pids", reason="cgroup v1 pids at /sys/fs/cgroup/pids is not writable"),
+            "memory": cgroups.Controller("memory", reason="no memory cgroup controller is mounted"),
+        },
+    )
     backend = bwrap.BwrapBackend() if bwrap.probe()[0] else ProcessBackend()
     out = Sandbox(settings, backend=backend).run_code("print('still runs')")
     assert out.exec.ok and out.exec.stdout == "still runs\n"
     report = selection.describe(settings)
-    assert report["cgroups"]["pids"] == {"available": False, "version": None, "parent": None,
-                                         "reason": "cgroup v1 pids at /sys/fs/cgroup/pids is not writable"}
+    assert report["cgroups"]["pids"] == {
+        "available": False,
+        "version": None,
+        "parent": None,
+        "reason": "cgroup v1 pids at /sys/fs/cgroup/pids is not writable",
+    }
     # A root launcher's bwrap runs are an unprivileged uid, for which RLIMIT_NPROC holds.
     assert report["fork_bomb_contained"] is (os.getuid() != 0 or (bwrap.probe()[0] and userns.shared_fd() is not None))

@@ -102,8 +102,15 @@ def test_install_argv_is_wheels_only_with_explicit_index(settings: Settings) -> 
 
 
 def test_installer_environment_is_scrubbed(tmp_path: Path) -> None:
-    host = {"OPENAI_API_KEY": "sk-x", "PATH": "/evil", "SSL_CERT_FILE": "/etc/ssl/c.pem", "PIP_INDEX_URL": "x",
-            "UV_INDEX_URL": "y", "HTTPS_PROXY": "http://proxy:3128", "AWS_SECRET_ACCESS_KEY": "z"}
+    host = {
+        "OPENAI_API_KEY": "sk-x",
+        "PATH": "/evil",
+        "SSL_CERT_FILE": "/etc/ssl/c.pem",
+        "PIP_INDEX_URL": "x",
+        "UV_INDEX_URL": "y",
+        "HTTPS_PROXY": "http://proxy:3128",
+        "AWS_SECRET_ACCESS_KEY": "z",
+    }
     env = scrubbed_env(tmp_path, host)
     assert set(env) == {"PATH", "HOME", "LANG", "SSL_CERT_FILE", "HTTPS_PROXY"}
     assert env["HOME"] == str(tmp_path) and "/evil" not in env["PATH"]
@@ -227,7 +234,9 @@ def test_call_tool_syncs_missing_requirements_first(bwrap_sandbox: Sandbox, sett
 
 @pytest.mark.network
 def test_call_tool_reports_an_unsatisfiable_requirement(process_sandbox: Sandbox) -> None:
-    result = process_sandbox.call_tool("def run():\n    return 1\n", {}, requirements=[Requirement("humanize", "0.0.0.1")])
+    result = process_sandbox.call_tool(
+        "def run():\n    return 1\n", {}, requirements=[Requirement("humanize", "0.0.0.1")]
+    )
     assert not result.ok and result.error_type == "install"
 
 
@@ -236,8 +245,9 @@ def test_pip_fallback_creates_and_installs(settings: Settings) -> None:
     env = PackageEnv(settings, installer="pip")
     pins = env.install("humanize")
     assert env.tool == "pip" and [p.name for p in pins] == ["humanize"]
-    done = subprocess.run([str(env.python), "-c", "import humanize; print(humanize.__name__)"],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [str(env.python), "-c", "import humanize; print(humanize.__name__)"], capture_output=True, text=True, check=True
+    )
     assert done.stdout.strip() == "humanize"
     assert json.loads(json.dumps([p.to_dict() for p in pins]))[0]["sha256"] == pins[0].sha256
 

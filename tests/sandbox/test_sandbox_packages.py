@@ -114,7 +114,7 @@ def test_valid_requests_parse(text: str, name: str, extras: tuple[str, ...], spe
         ("pkg$(id)", "characters"),
         ("pkg`id`", "characters"),
         ("pkg'", "characters"),
-        ("pkg\"x", "characters"),
+        ('pkg"x', "characters"),
         ("pk g", "not a valid requirement"),
         ("pkg===1.0", "not a valid requirement"),
         ("-", "installer options"),

@@ -83,8 +83,9 @@ def _run(
     renderer = make_renderer(json_mode=json_mode, verbose=verbose, quiet=quiet)
     try:
         with cli_errors():
-            return run_session(tasks, settings=settings, model_name=model, fresh=fresh,
-                               allow_create=not no_create, on_event=renderer)
+            return run_session(
+                tasks, settings=settings, model_name=model, fresh=fresh, allow_create=not no_create, on_event=renderer
+            )
     finally:
         renderer.close()
 
@@ -95,10 +96,14 @@ def _finish(report: SessionReport, output: Path | None, json_mode: bool) -> None
     if output:
         write_output(output, report.to_dict())
     if json_mode:  # the last line of the event stream: where the run was recorded
-        record = {"type": "session_finished", "session_id": report.session_id,
-                  "trajectory_file": str(report.trajectory_path) if report.trajectory_path else None,
-                  "output": str(output) if output else None, "reuse_held": report.reuse_held,
-                  "outcomes": [r.outcome for r in report.results]}
+        record = {
+            "type": "session_finished",
+            "session_id": report.session_id,
+            "trajectory_file": str(report.trajectory_path) if report.trajectory_path else None,
+            "output": str(output) if output else None,
+            "reuse_held": report.reuse_held,
+            "outcomes": [r.outcome for r in report.results],
+        }
         print(json.dumps(Redactor.from_environment().data(record), ensure_ascii=False), flush=True)
         return
     if report.fresh_backup:
@@ -114,9 +119,11 @@ def _print_reuse(report: SessionReport) -> None:
         return
     verdict = report.results[-1].reuse_verdict()
     mark = "[green]HELD[/]" if report.reuse_held else "[red]NOT HELD[/]"
-    console.print(f"reuse verdict: {mark} — search_tools called: {verdict['search_tools_called']}, "
-                  f"library tool called: {', '.join(verdict['library_tools_called']) or 'none'}, "
-                  f"web_search: {verdict['web_search_called']}, create_tool: {verdict['create_tool_called']}")
+    console.print(
+        f"reuse verdict: {mark} — search_tools called: {verdict['search_tools_called']}, "
+        f"library tool called: {', '.join(verdict['library_tools_called']) or 'none'}, "
+        f"web_search: {verdict['web_search_called']}, create_tool: {verdict['create_tool_called']}"
+    )
 
 
 def _offline(output: Path | None, json_mode: bool, verbose: bool, quiet: bool) -> None:
@@ -157,11 +164,15 @@ def _print_offline_verdicts(report: OfflineReport) -> None:
     gate, reuse = report.gate_verdict, report.reuse_verdict
     g = "[green]PASS[/]" if gate["refused"] else "[red]FAIL[/]"
     r = "[green]PASS[/]" if reuse["reused"] else "[red]FAIL[/]"
-    console.print(f"\ngate verdict: {g} — the crashing tool was refused at {gate['check']}, "
-                  f"written to the library: {gate['written']}")
-    console.print(f"reuse verdict: {r} — task 2 called search_tools: {reuse['search_tools_called']}, "
-                  f"library tools: {', '.join(reuse['library_tools_called']) or 'none'}, "
-                  f"web_search: {reuse['web_search_called']}, create_tool: {reuse['create_tool_called']}; "
-                  f"days {reuse['days']} (expected {reuse['expected_days']})")
+    console.print(
+        f"\ngate verdict: {g} — the crashing tool was refused at {gate['check']}, "
+        f"written to the library: {gate['written']}"
+    )
+    console.print(
+        f"reuse verdict: {r} — task 2 called search_tools: {reuse['search_tools_called']}, "
+        f"library tools: {', '.join(reuse['library_tools_called']) or 'none'}, "
+        f"web_search: {reuse['web_search_called']}, create_tool: {reuse['create_tool_called']}; "
+        f"days {reuse['days']} (expected {reuse['expected_days']})"
+    )
     console.print(f"sandbox backend: {report.backend}")
     console.print("[bold green]self-test passed[/]" if report.ok else "[bold red]self-test failed[/]")

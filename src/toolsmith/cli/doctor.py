@@ -55,8 +55,9 @@ def _probe_models(base_url: str | None, api_key: str) -> Check:
     if not base_url:
         return Check("model endpoint /models", None, "skipped: provider uses the SDK's default URL")
     try:
-        response = httpx.get(base_url.rstrip("/") + "/models", headers={"Authorization": f"Bearer {api_key}"},
-                             timeout=PROBE_TIMEOUT_S)
+        response = httpx.get(
+            base_url.rstrip("/") + "/models", headers={"Authorization": f"Bearer {api_key}"}, timeout=PROBE_TIMEOUT_S
+        )
     except httpx.HTTPError as exc:
         return Check("model endpoint /models", False, f"unreachable: {type(exc).__name__}")
     if response.status_code != 200:
@@ -76,8 +77,13 @@ def check_sandbox(settings: Settings) -> list[Check]:
     detail = f"backend {info.get('backend')}: {info.get('reason', '')}"
     rows = [Check("sandbox", ok, detail)]
     if "cgroup" in info:
-        rows.append(Check("sandbox process limits", bool(info["cgroup"].get("available")),
-                          str(info["cgroup"].get("detail", info["cgroup"]))))
+        rows.append(
+            Check(
+                "sandbox process limits",
+                bool(info["cgroup"].get("available")),
+                str(info["cgroup"].get("detail", info["cgroup"])),
+            )
+        )
     return rows
 
 
@@ -134,8 +140,11 @@ def _probe_searxng(settings: Settings) -> Check:
     if not settings.searxng_url:
         return Check("search: searxng", None, "not configured (set search.searxng_url or SEARXNG_URL)")
     try:
-        response = httpx.get(settings.searxng_url.rstrip("/") + "/search",
-                             params={"q": "python", "format": "json"}, timeout=PROBE_TIMEOUT_S)
+        response = httpx.get(
+            settings.searxng_url.rstrip("/") + "/search",
+            params={"q": "python", "format": "json"},
+            timeout=PROBE_TIMEOUT_S,
+        )
     except httpx.HTTPError as exc:
         return Check("search: searxng", False, f"unreachable: {type(exc).__name__}")
     return Check("search: searxng", response.status_code == 200, f"HTTP {response.status_code}")

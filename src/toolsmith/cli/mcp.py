@@ -69,8 +69,10 @@ def _require_sdk() -> None:
         version = ""  # importable without distribution metadata (a source checkout): just try it
     major = version.split(".", 1)[0]
     if major.isdigit() and int(major) < SDK_MAJOR:
-        _fail(f"toolsmith mcp needs version {SDK_MAJOR} or newer of the MCP Python SDK (found mcp {version}): "
-              f"pip install --upgrade 'mcp>={SDK_MAJOR}.3'")
+        _fail(
+            f"toolsmith mcp needs version {SDK_MAJOR} or newer of the MCP Python SDK (found mcp {version}): "
+            f"pip install --upgrade 'mcp>={SDK_MAJOR}.3'"
+        )
     try:
         import toolsmith.mcp_server  # noqa: F401  (an SDK that imports but lacks what we use)
     except ImportError as exc:

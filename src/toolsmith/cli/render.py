@@ -73,8 +73,9 @@ class PlainRenderer:
             return f"  step {event.step}" if self.verbose else None
         if isinstance(event, ModelUsage):
             self.tokens += event.total_tokens
-            return (f"    model {event.model}: {event.total_tokens} tokens, {event.wall_s:.2f}s"
-                    if self.verbose else None)
+            return (
+                f"    model {event.model}: {event.total_tokens} tokens, {event.wall_s:.2f}s" if self.verbose else None
+            )
         if isinstance(event, ModelRetry):
             return f"    model retry {event.attempt} in {event.delay_s:.1f}s: {event.reason}"
         if isinstance(event, ToolCalled):
@@ -88,8 +89,10 @@ class PlainRenderer:
         if isinstance(event, FinalAnswer):
             return f"  = answer ({event.status}): {event.text}"
         if isinstance(event, TaskFinished):
-            return (f"  summary: {event.outcome}, {event.model_calls} model calls, {event.steps} steps, "
-                    f"{event.total_tokens:,} tokens{_cost(event.cost)}, {event.wall_s:.2f}s")
+            return (
+                f"  summary: {event.outcome}, {event.model_calls} model calls, {event.steps} steps, "
+                f"{event.total_tokens:,} tokens{_cost(event.cost)}, {event.wall_s:.2f}s"
+            )
         return None
 
     def __call__(self, event: Event) -> None:
@@ -107,7 +110,11 @@ class RichRenderer(PlainRenderer):
     """Styled lines for a terminal, with a spinner while waiting on the model or a tool."""
 
     def __init__(
-        self, console: Console | None = None, *, verbose: bool = False, quiet: bool = False,
+        self,
+        console: Console | None = None,
+        *,
+        verbose: bool = False,
+        quiet: bool = False,
         redactor: Redactor | None = None,
     ) -> None:
         super().__init__(verbose=verbose, quiet=quiet, redactor=redactor)

@@ -42,8 +42,16 @@ from toolsmith.sandbox import Sandbox
 ReasonOption = typer.Option(None, "--reason", help="Why (kept in the audit trail); a default is recorded otherwise.")
 # typer >= 0.20 raises its own Abort at the end of input; older releases raise click's.
 _ABORT = (typer.Abort, click.exceptions.Abort)
-_CHOICES = {"a": "approve", "approve": "approve", "r": "reject", "reject": "reject",
-            "s": "skip", "skip": "skip", "q": "quit", "quit": "quit"}
+_CHOICES = {
+    "a": "approve",
+    "approve": "approve",
+    "r": "reject",
+    "reject": "reject",
+    "s": "skip",
+    "skip": "skip",
+    "q": "quit",
+    "quit": "quit",
+}
 
 
 def _sandbox(settings: Settings) -> Sandbox:
@@ -129,8 +137,10 @@ def review(
             counts[choice] += 1
             typer.echo(f"{decision.tool.ref}: {decision.before.value} -> {decision.tool.status.value}.")
     left = len(pending) - sum(counts.values())
-    typer.echo(f"Approved {counts['approve']}, rejected {counts['reject']}, skipped {counts['skip']}"
-               + (f", {left} not reached." if left else "."))
+    typer.echo(
+        f"Approved {counts['approve']}, rejected {counts['reject']}, skipped {counts['skip']}"
+        + (f", {left} not reached." if left else ".")
+    )
 
 
 def _ask() -> str:
@@ -241,8 +251,14 @@ def health_command(
         ]  # fmt: skip
     passed = sum(r.ok for r in results)
     if as_json:
-        _emit_json({"ok": passed == len(results), "passed": passed, "failed": len(results) - passed,
-                    "tools": [r.to_dict() for r in results]})
+        _emit_json(
+            {
+                "ok": passed == len(results),
+                "passed": passed,
+                "failed": len(results) - passed,
+                "tools": [r.to_dict() for r in results],
+            }
+        )
     else:
         _print_health(results)
     if passed != len(results):
@@ -302,5 +318,6 @@ def _print_sync(outcome: rv.SyncOutcome) -> None:
     for text in (*outcome.conflicts, *outcome.notes):
         typer.echo(f"note: {text}")
     checked = "hash-checked" if outcome.hash_checked else "not hash-checked"
-    typer.echo(f"Environment {outcome.env}: {len(outcome.requested)} pin(s) for {len(outcome.tools)} tool(s), "
-               f"{checked}.")
+    typer.echo(
+        f"Environment {outcome.env}: {len(outcome.requested)} pin(s) for {len(outcome.tools)} tool(s), {checked}."
+    )

@@ -53,8 +53,9 @@ def run(
         raise _fail("--timeout must be a positive number of seconds.", EXIT_USAGE, as_json=as_json, kind="usage")
     try:
         sandbox = Sandbox(Settings.load())
-        outcome = sandbox.run_code(code, pip_install=pip or None, network=False if no_network else None,
-                                   timeout_s=timeout)
+        outcome = sandbox.run_code(
+            code, pip_install=pip or None, network=False if no_network else None, timeout_s=timeout
+        )
     except PackageRefused as exc:
         extra = {"refused": exc.requirement, "suggestion": exc.suggestion}
         raise _fail(str(exc), EXIT_PACKAGES, as_json=as_json, kind="refused", extra=extra) from None
@@ -95,8 +96,9 @@ def describe_command(
     typer.echo(f"backend:   {report['backend']} ({'isolating' if report['isolating'] else 'NOT isolating'})")
     typer.echo(f"reason:    {report['reason']}")
     for name, info in report["cgroups"].items():
-        typer.echo(f"cgroup {name}: {'v' + str(info['version']) if info['available'] else 'unavailable'} "
-                   f"({info['reason']})")
+        typer.echo(
+            f"cgroup {name}: {'v' + str(info['version']) if info['available'] else 'unavailable'} ({info['reason']})"
+        )
     typer.echo(f"packages:  {report['packages']['env']} via {report['packages']['installer']}")
     for item in report["not_defended"]:
         typer.echo(f"  not defended: {item}")

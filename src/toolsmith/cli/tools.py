@@ -267,8 +267,9 @@ def audit(
         tool = f"{e.name}@{e.version}" if e.version is not None else str(e.name or "")
         change = _change(e.details)
         at = e.at[:19].replace("T", " ")  # full precision is in --json
-        table.add_row(at, Text(e.actor), Text(e.action + (f"\n{change}" if change else "")), Text(tool),
-                      Text(e.reason or ""))
+        table.add_row(
+            at, Text(e.actor), Text(e.action + (f"\n{change}" if change else "")), Text(tool), Text(e.reason or "")
+        )
     _console().print(table)
 
 
@@ -403,4 +404,3 @@ def _print_import(report: ImportReport) -> None:
 # Registers review, approve, reject, quarantine, test and sync on ``app`` (kept in their
 # own module so this one stays small); it imports this module's plumbing.
 from toolsmith.cli import review as _review  # noqa: E402, F401
-

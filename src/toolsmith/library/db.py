@@ -58,17 +58,13 @@ def _check_truncation(path: Path, header: bytes, size: int) -> None:
     change_counter, pages = struct.unpack(">II", header[24:32])
     (valid_for,) = struct.unpack(">I", header[92:96])
     if valid_for == change_counter and pages and size < pages * page_size:
-        raise CorruptLibraryError(
-            path, f"the file is truncated ({size} bytes, header says {pages * page_size})"
-        )
+        raise CorruptLibraryError(path, f"the file is truncated ({size} bytes, header says {pages * page_size})")
 
 
 def connect(path: Path) -> sqlite3.Connection:
     """An autocommit connection (transactions are explicit) with our per-connection pragmas."""
     try:
-        conn = sqlite3.connect(
-            str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
-        )
+        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
         raise CorruptLibraryError(path, f"cannot open it: {exc}") from exc
     conn.row_factory = sqlite3.Row

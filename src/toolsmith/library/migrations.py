@@ -186,8 +186,7 @@ def _identify(conn: sqlite3.Connection, path: Path) -> int:
     tables = [
         str(r[0])
         for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
-            "AND name NOT LIKE 'sqlite_%' ORDER BY name"
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name"
         )
     ]
     if app_id == 0:
@@ -203,8 +202,7 @@ def _identify(conn: sqlite3.Connection, path: Path) -> int:
     if current > LATEST:
         raise CorruptLibraryError(
             path,
-            f"it uses schema {current}, newer than the {LATEST} this toolsmith knows; "
-            f"upgrade toolsmith to open it",
+            f"it uses schema {current}, newer than the {LATEST} this toolsmith knows; upgrade toolsmith to open it",
         )
     return current
 

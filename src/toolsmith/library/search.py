@@ -51,8 +51,7 @@ _STOP_EN = frozenset(_STOP_EN_WORDS.split())
 # Chinese (and a few Japanese) function characters: a bigram made only of these, or a
 # single one of them, is dropped from queries.
 _STOP_CJK_CHARS = frozenset(
-    "的地得了着过是在和与及或而且把被给对向从吗呢吧啊呀么之也都就还又很请我你他她它们这那哪有个"
-    "のはがをにでとも"
+    "的地得了着过是在和与及或而且把被给对向从吗呢吧啊呀么之也都就还又很请我你他她它们这那哪有个のはがをにでとも"
 )
 _STOP_CJK_BIGRAM_TEXT = """
     多少 什么 怎么 怎样 如何 为什 请问 一下 帮我 我们 你们 他们 可以 能否 是否 哪些 哪个 这个

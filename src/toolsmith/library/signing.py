@@ -118,8 +118,9 @@ def generate_keypair(path: Path, *, overwrite: bool = False) -> KeyPairFiles:
         _write_new(path, private_pem, 0o600)
         _write_new(pub, public_pem, 0o644)
     except OSError as exc:
-        raise KeyFileError(f"Cannot write the key pair at {path}: {exc.strerror or exc}", path=path,
-                           setting="PATH") from exc
+        raise KeyFileError(
+            f"Cannot write the key pair at {path}: {exc.strerror or exc}", path=path, setting="PATH"
+        ) from exc
     return KeyPairFiles(private=path, public=pub, fingerprint=fingerprint(key.public_key()))
 
 
@@ -141,24 +142,37 @@ def load_private_key(path: Path, *, setting: str = "--sign-key") -> Ed25519Priva
         try:
             key = loader(data, password=None)
         except TypeError as exc:  # the key is encrypted
-            raise KeyFileError(f"{path} is protected by a passphrase; toolsmith needs an unencrypted key.",
-                               path=Path(path), setting=setting) from exc
+            raise KeyFileError(
+                f"{path} is protected by a passphrase; toolsmith needs an unencrypted key.",
+                path=Path(path),
+                setting=setting,
+            ) from exc
         except (ValueError, UnsupportedAlgorithm):
             continue
         if isinstance(key, Ed25519PrivateKey):
             return key
-        raise KeyFileError(f"{path} holds a {type(key).__name__}, not an Ed25519 private key "
-                           "(create one with `toolsmith tools keygen PATH`).", path=Path(path), setting=setting)
-    raise KeyFileError(f"{path} is not a PEM or OpenSSH private key (create one with "
-                       "`toolsmith tools keygen PATH`).", path=Path(path), setting=setting)
+        raise KeyFileError(
+            f"{path} holds a {type(key).__name__}, not an Ed25519 private key "
+            "(create one with `toolsmith tools keygen PATH`).",
+            path=Path(path),
+            setting=setting,
+        )
+    raise KeyFileError(
+        f"{path} is not a PEM or OpenSSH private key (create one with `toolsmith tools keygen PATH`).",
+        path=Path(path),
+        setting=setting,
+    )
 
 
 def load_public_key(path: Path, *, setting: str = "--verify-key") -> Ed25519PublicKey:
     """An Ed25519 public key from a PEM or OpenSSH (``ssh-ed25519 ...``) file."""
     data = _read_key_file(Path(path), setting)
     if b"PRIVATE KEY" in data:
-        raise KeyFileError(f"{path} is a private key; verify with the public key (the .pub file) instead.",
-                           path=Path(path), setting=setting)
+        raise KeyFileError(
+            f"{path} is a private key; verify with the public key (the .pub file) instead.",
+            path=Path(path),
+            setting=setting,
+        )
     for loader in (serialization.load_pem_public_key, serialization.load_ssh_public_key):
         try:
             key = loader(data)
@@ -166,8 +180,9 @@ def load_public_key(path: Path, *, setting: str = "--verify-key") -> Ed25519Publ
             continue
         if isinstance(key, Ed25519PublicKey):
             return key
-        raise KeyFileError(f"{path} holds a {type(key).__name__}, not an Ed25519 public key.",
-                           path=Path(path), setting=setting)
+        raise KeyFileError(
+            f"{path} holds a {type(key).__name__}, not an Ed25519 public key.", path=Path(path), setting=setting
+        )
     raise KeyFileError(f"{path} is not a PEM or OpenSSH public key.", path=Path(path), setting=setting)
 
 
@@ -179,8 +194,9 @@ def _read_key_file(path: Path, setting: str) -> bytes:
     except FileNotFoundError as exc:
         raise KeyFileError(f"The key file {path} does not exist.", path=path, setting=setting) from exc
     except OSError as exc:
-        raise KeyFileError(f"Cannot read the key file {path}: {exc.strerror or exc}", path=path,
-                           setting=setting) from exc
+        raise KeyFileError(
+            f"Cannot read the key file {path}: {exc.strerror or exc}", path=path, setting=setting
+        ) from exc
 
 
 # --- signing ---------------------------------------------------------------------------
@@ -206,9 +222,7 @@ def signature_files(manifest: bytes, key: Ed25519PrivateKey) -> dict[str, bytes]
 # --- verifying -------------------------------------------------------------------------
 
 
-def verify_manifest(
-    directory: Path, manifest: bytes | None, trusted: Ed25519PublicKey | None = None
-) -> SignatureCheck:
+def verify_manifest(directory: Path, manifest: bytes | None, trusted: Ed25519PublicKey | None = None) -> SignatureCheck:
     """Check the signature of ``manifest`` (the bytes of the bundle's manifest.json).
 
     Raises :class:`SignatureError` when a signature is present but does not verify, when
@@ -224,11 +238,15 @@ def verify_manifest(
             )  # fmt: skip
         return SignatureCheck(signed=False)
     if manifest is None:
-        raise SignatureError(f"{directory} carries a signature but no {SIGNED_FILE} it could sign; "
-                             "nothing was imported.", path=directory)
+        raise SignatureError(
+            f"{directory} carries a signature but no {SIGNED_FILE} it could sign; nothing was imported.", path=directory
+        )
     if not has_sig:
-        raise SignatureError(f"{meta_path} exists but {SIGNATURE_FILE} is missing: the signature was removed "
-                             "or never completed; nothing was imported.", path=directory)
+        raise SignatureError(
+            f"{meta_path} exists but {SIGNATURE_FILE} is missing: the signature was removed "
+            "or never completed; nothing was imported.",
+            path=directory,
+        )
     signature = _read_signature(sig_path)
     embedded = _read_meta(meta_path) if has_meta else None
     if trusted is not None:

@@ -317,9 +317,7 @@ class ToolLibrary:
     def retire(self, name: str, *, reason: str, actor: str) -> None:
         """Retire every live version of a tool (``tools rm``); history and audit stay."""
         with self._write() as conn:
-            rows = conn.execute(
-                f"{_SELECT} WHERE v.name = ? ORDER BY v.version", (name,)
-            ).fetchall()
+            rows = conn.execute(f"{_SELECT} WHERE v.name = ? ORDER BY v.version", (name,)).fetchall()
             if not rows:
                 raise ToolNotFoundError(name)
             for row in rows:
@@ -486,7 +484,6 @@ def _audit(
     details: dict[str, Any],
 ) -> None:
     conn.execute(
-        "INSERT INTO audit (at, actor, action, name, version, reason, details) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO audit (at, actor, action, name, version, reason, details) VALUES (?, ?, ?, ?, ?, ?, ?)",
         (utc_now(), actor, action, name, version, reason, dumps(details)),
     )

@@ -35,7 +35,7 @@ SCHEMA: dict[str, Any] = {
                 "pip_install": {
                     # A list, or one string of names split on spaces and commas.
                     "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}],
-                    "description": "Packages to install first, e.g. [\"humanize\"] or \"pandas==2.2.2 pyarrow\".",
+                    "description": 'Packages to install first, e.g. ["humanize"] or "pandas==2.2.2 pyarrow".',
                 },
                 "timeout": {"type": "number", "description": "Seconds before the run is killed."},
             },

@@ -71,8 +71,12 @@ def handle(ctx: TaskContext, args: dict[str, Any]) -> dict[str, Any]:
     spec = _spec(ctx, args)
     if Redactor.from_environment().contains_secret(json.dumps(spec.canonical(), ensure_ascii=False)):
         # Tool records are shared and exported; a key written into one would leak with it.
-        return {"ok": False, "error": "The tool contains a secret (an API key or token). Tools must not "
-                "embed credentials; use a key-free library or service.", "stored": False}
+        return {
+            "ok": False,
+            "error": "The tool contains a secret (an API key or token). Tools must not "
+            "embed credentials; use a key-free library or service.",
+            "stored": False,
+        }
     stop = _duplicate_stop(ctx, spec)
     if stop is not None:
         return stop
@@ -156,8 +160,7 @@ def _duplicate_stop(ctx: TaskContext, spec: ToolSpec) -> dict[str, Any] | None:
         return {
             "ok": False,
             "duplicate": tool.ref,
-            "error": f"Identical code is already stored as {tool.ref}. Reuse it instead "
-            "(it is now callable).",
+            "error": f"Identical code is already stored as {tool.ref}. Reuse it instead (it is now callable).",
             "stored": False,
         }
     if spec.name in ctx.failed_library_tools or spec.name in ctx.dedup_warned:

@@ -143,8 +143,9 @@ def _user_tasks(real_uid: int) -> int:
         if not entry.name.isdigit():
             continue
         with contextlib.suppress(OSError):
-            fields = dict(line.split(":", 1) for line in Path(entry.path, "status").read_text().splitlines()
-                          if ":" in line)
+            fields = dict(
+                line.split(":", 1) for line in Path(entry.path, "status").read_text().splitlines() if ":" in line
+            )
             if fields.get("Uid", "").split()[:1] == [uid]:
                 total += int(fields.get("Threads", "1").strip() or 1)
     return total
@@ -236,9 +237,7 @@ def supervise(
     )
 
 
-def _pump(
-    proc: subprocess.Popen[bytes], out: _CappedBuffer, err: _CappedBuffer, *, deadline: float
-) -> bool:
+def _pump(proc: subprocess.Popen[bytes], out: _CappedBuffer, err: _CappedBuffer, *, deadline: float) -> bool:
     """Read both pipes until EOF; return True if the deadline passed first.
 
     When the child exits but something it left behind keeps a pipe open, reading stops

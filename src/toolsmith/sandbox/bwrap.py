@@ -142,8 +142,14 @@ def namespace_args(network: bool, userns_fd: int | None = None) -> list[str]:
     nested ones) instead of creating its own.
     """
     if userns_fd is not None:
-        args = [*userns.bwrap_args(userns_fd), "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-                "--unshare-cgroup-try", *([] if network else ["--unshare-net"])]
+        args = [
+            *userns.bwrap_args(userns_fd),
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            *([] if network else ["--unshare-net"]),
+        ]
     else:
         args = ["--unshare-all", "--unshare-user", "--disable-userns", *(["--share-net"] if network else [])]
     return [*args, "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox"]
@@ -264,8 +270,12 @@ def job_argv(job: Job, confinement: Confinement | None = None) -> tuple[list[str
             python = ENV_MOUNT + python[len(prefix.rstrip("/")) :]
         args += ["--ro-bind", prefix, ENV_MOUNT]
     env = sandbox_env(env_bin=env_bin)
-    args = base_args(job.limits, job.network, env, confinement.userns_fd) + args \
-        + work_args(job, confinement.owner) + ["--remount-ro", "/"]
+    args = (
+        base_args(job.limits, job.network, env, confinement.userns_fd)
+        + args
+        + work_args(job, confinement.owner)
+        + ["--remount-ro", "/"]
+    )
     return args, python_argv(python, job.script, site=job.env_prefix is not None)
 
 
@@ -309,8 +319,9 @@ class BwrapBackend:
         confinement = Confinement.for_job(job.network)
         args, command = job_argv(job, confinement)
         status = os.memfd_create("bwrap-status", 0)
-        prefix, fds = launch_fds([*args, "--json-status-fd", str(status)],
-                                 deny_unix_sockets=confinement.deny_unix_sockets)
+        prefix, fds = launch_fds(
+            [*args, "--json-status-fd", str(status)], deny_unix_sockets=confinement.deny_unix_sockets
+        )
         try:
             cgroup = RunCgroup.create(job.limits)
             result = supervise(
@@ -320,8 +331,12 @@ class BwrapBackend:
                 limits=job.limits,
                 backend=self.name,
                 network=job.network,
-                preexec=chain(cgroup.joiner(), *confinement.hooks(rlimit_preexec(
-                    job.limits, pids_cgroup="pids" in cgroup.active, run_uid=confinement.owner))),
+                preexec=chain(
+                    cgroup.joiner(),
+                    *confinement.hooks(
+                        rlimit_preexec(job.limits, pids_cgroup="pids" in cgroup.active, run_uid=confinement.owner)
+                    ),
+                ),
                 pass_fds=[*fds, status, *confinement.fds],
                 cgroup=cgroup,
                 signal_exit_offset=True,
@@ -330,11 +345,18 @@ class BwrapBackend:
         finally:
             for fd in [*fds, status]:
                 os.close(fd)
-        if not reported_exit and not result.timed_out and result.killed_by != "memory" \
-                and result.stderr.startswith("bwrap: "):
+        if (
+            not reported_exit
+            and not result.timed_out
+            and result.killed_by != "memory"
+            and result.stderr.startswith("bwrap: ")
+        ):
             raise SandboxError(
                 f"The sandbox could not be set up: {result.stderr.strip().splitlines()[0]}",
-                code="setup", exit_code=result.exit_code, stdout=result.stdout, stderr=result.stderr,
+                code="setup",
+                exit_code=result.exit_code,
+                stdout=result.stdout,
+                stderr=result.stderr,
             )
         return result
 
@@ -363,15 +385,27 @@ def _probe(path: str) -> tuple[bool, str]:
     workdir = Path(tempfile.mkdtemp(prefix="toolsmith-probe-"))
     try:
         (workdir / "probe.py").write_text("print('ok')\n", encoding="utf-8")
-        job = Job(workdir=workdir, script="probe.py", python=base_python(), env_prefix=None,
-                  limits=Limits(timeout_s=_PROBE_TIMEOUT_S), network=False)
+        job = Job(
+            workdir=workdir,
+            script="probe.py",
+            python=base_python(),
+            env_prefix=None,
+            limits=Limits(timeout_s=_PROBE_TIMEOUT_S),
+            network=False,
+        )
         confinement = Confinement.for_job(job.network)
         args, command = job_argv(job, confinement)
         prefix, fds = launch_fds(args, deny_unix_sockets=confinement.deny_unix_sockets)
         try:
             done = subprocess.run(
-                [path, *prefix, "--", *command], env={}, cwd=workdir, pass_fds=[*fds, *confinement.fds],
-                capture_output=True, timeout=_PROBE_TIMEOUT_S, check=False, preexec_fn=chain(*confinement.hooks()),
+                [path, *prefix, "--", *command],
+                env={},
+                cwd=workdir,
+                pass_fds=[*fds, *confinement.fds],
+                capture_output=True,
+                timeout=_PROBE_TIMEOUT_S,
+                check=False,
+                preexec_fn=chain(*confinement.hooks()),
             )
         finally:
             for fd in fds:

@@ -127,8 +127,9 @@ class Sandbox:
             try:
                 report = self.env.sync(requirements)
             except PackageError as exc:
-                return ToolCallResult(ok=False, error=f"the tool's packages could not be installed: {exc}",
-                                      error_type="install")
+                return ToolCallResult(
+                    ok=False, error=f"the tool's packages could not be installed: {exc}", error_type="install"
+                )
             synced = tuple(r.to_dict() for r in report.installed)
         with _WorkDir() as workdir:
             prepare_call(workdir, code, args)

@@ -58,12 +58,20 @@ if TYPE_CHECKING:
 
 INSTALL_TIMEOUT_S = 900.0
 # Room for an installer (and a source build) while it cannot take the machine.
-INSTALL_LIMITS = Limits(timeout_s=INSTALL_TIMEOUT_S, memory_mb=8192, max_procs=1024, cpus=4.0,
-                        output_bytes=1024 * 1024)
+INSTALL_LIMITS = Limits(timeout_s=INSTALL_TIMEOUT_S, memory_mb=8192, max_procs=1024, cpus=4.0, output_bytes=1024 * 1024)
 # Paths and proxies an installer needs to reach the index; nothing else of ours passes.
 _PASS_THROUGH = (
-    "SSL_CERT_FILE", "SSL_CERT_DIR", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY",
-    "http_proxy", "https_proxy", "no_proxy", "all_proxy", "TZ",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "all_proxy",
+    "TZ",
 )
 
 
@@ -190,8 +198,17 @@ class PackageEnv:
             shutil.rmtree(self.path)  # a half-made environment from an interrupted run
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if self._uv:
-            argv = [self._uv, "venv", "--no-config", "--quiet", "--python", str(base_python()),
-                    "--cache-dir", str(self._cache("uv")), str(self.path)]
+            argv = [
+                self._uv,
+                "venv",
+                "--no-config",
+                "--quiet",
+                "--python",
+                str(base_python()),
+                "--cache-dir",
+                str(self._cache("uv")),
+                str(self.path),
+            ]
         else:
             argv = [str(base_python()), "-I", "-m", "venv", str(self.path)]
         self._run(argv, what="Creating the package environment")
@@ -241,10 +258,29 @@ class PackageEnv:
 
     def _uninstall_argv(self, names: list[str]) -> list[str]:
         if self._uv:
-            return [self._uv, "pip", "uninstall", "--no-config", "--python", str(self.python), "--no-progress",
-                    "--color", "never", *names]
-        return [str(self.python), "-I", "-m", "pip", "uninstall", "--isolated", "--yes",
-                "--disable-pip-version-check", *names]
+            return [
+                self._uv,
+                "pip",
+                "uninstall",
+                "--no-config",
+                "--python",
+                str(self.python),
+                "--no-progress",
+                "--color",
+                "never",
+                *names,
+            ]
+        return [
+            str(self.python),
+            "-I",
+            "-m",
+            "pip",
+            "uninstall",
+            "--isolated",
+            "--yes",
+            "--disable-pip-version-check",
+            *names,
+        ]
 
     def _install_argv(self, requirements: list[str], *, require_hashes: bool = False) -> list[str]:
         index = ["--index-url", self.index_url]
@@ -253,16 +289,46 @@ class PackageEnv:
         if self._uv:
             # Env and cache are separate mounts under bwrap, where hard links cannot cross.
             link = ["--link-mode", "copy"] if self.isolated else []
-            return [self._uv, "pip", "install", "--no-config", "--python", str(self.python), *index,
-                    "--cache-dir", str(self._cache("uv")), "--no-progress", "--color", "never",
-                    *link, *binary, *hashes, *requirements]
+            return [
+                self._uv,
+                "pip",
+                "install",
+                "--no-config",
+                "--python",
+                str(self.python),
+                *index,
+                "--cache-dir",
+                str(self._cache("uv")),
+                "--no-progress",
+                "--color",
+                "never",
+                *link,
+                *binary,
+                *hashes,
+                *requirements,
+            ]
         # --isolated drops pip's config and PIP_* variables; a custom CA bundle must stay.
-        bundle = next((os.environ[v] for v in ("PIP_CERT", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE")
-                       if os.environ.get(v)), None)
+        bundle = next(
+            (os.environ[v] for v in ("PIP_CERT", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE") if os.environ.get(v)), None
+        )
         cert = ["--cert", bundle] if bundle else []
-        return [str(self.python), "-I", "-m", "pip", "install", "--isolated", "--no-input",
-                "--disable-pip-version-check", *index, *cert, "--cache-dir", str(self._cache("pip")),
-                *binary, *hashes, *requirements]
+        return [
+            str(self.python),
+            "-I",
+            "-m",
+            "pip",
+            "install",
+            "--isolated",
+            "--no-input",
+            "--disable-pip-version-check",
+            *index,
+            *cert,
+            "--cache-dir",
+            str(self._cache("pip")),
+            *binary,
+            *hashes,
+            *requirements,
+        ]
 
     def _cache(self, tool: str) -> Path:
         path = self.settings.cache_dir / tool
@@ -294,9 +360,18 @@ class PackageEnv:
         # its output is read with a byte cap like any sandboxed run's.
         cgroup = RunCgroup.create(INSTALL_LIMITS)
         try:
-            done = supervise(argv, env=env, cwd=home, limits=INSTALL_LIMITS, backend="installer",
-                             network=True, preexec=chain(cgroup.joiner(), _installer_umask(preexec)),
-                             pass_fds=fds, cgroup=cgroup, signal_exit_offset=self.isolated)
+            done = supervise(
+                argv,
+                env=env,
+                cwd=home,
+                limits=INSTALL_LIMITS,
+                backend="installer",
+                network=True,
+                preexec=chain(cgroup.joiner(), _installer_umask(preexec)),
+                pass_fds=fds,
+                cgroup=cgroup,
+                signal_exit_offset=self.isolated,
+            )
         except (OSError, subprocess.SubprocessError) as exc:
             raise InstallError(f"{what} failed: the installer could not start ({exc}).") from exc
         finally:
@@ -306,8 +381,11 @@ class PackageEnv:
             raise InstallError(f"{what} did not finish within {INSTALL_TIMEOUT_S:.0f} s.")
         if done.exit_code != 0:
             lines = [ln for ln in done.stderr.strip().splitlines() if ln.strip()][-6:]
-            raise InstallError(f"{what} failed: {' | '.join(lines) or 'no output'}{_wheel_hint(done.stderr)}",
-                               stderr=done.stderr, exit_code=done.exit_code)
+            raise InstallError(
+                f"{what} failed: {' | '.join(lines) or 'no output'}{_wheel_hint(done.stderr)}",
+                stderr=done.stderr,
+                exit_code=done.exit_code,
+            )
 
     # -- what is installed ------------------------------------------------------------
 
@@ -413,8 +491,14 @@ class PackageEnv:
         if still:
             raise InstallError(f"Syncing left {_names(still)} at other versions than recorded.")
         already = tuple(r for r in wanted if r not in missing)
-        return SyncReport(env=self.path, requested=wanted, already=already, installed=tuple(missing),
-                          hash_checked=hashed, notes=tuple(notes))
+        return SyncReport(
+            env=self.path,
+            requested=wanted,
+            already=already,
+            installed=tuple(missing),
+            hash_checked=hashed,
+            notes=tuple(notes),
+        )
 
     def _hash_line(self, requirement: Requirement, notes: list[str]) -> str:
         """``name==version --hash=...``: the recorded hash, plus this platform's when it differs.
@@ -497,8 +581,9 @@ def _wheel_hint(stderr: str) -> str:
     """Say which setting allows source builds when only wheels were allowed and none fit."""
     text = stderr.lower()
     if "no usable wheels" in text or "building from source is disabled" in text or "only-binary" in text:
-        return (" | No wheel fits this machine and toolsmith installs wheels only: pick another package, "
-                "or set packages.only_binary = false in config.toml to allow source builds (they run "
-                "inside the sandbox).")
+        return (
+            " | No wheel fits this machine and toolsmith installs wheels only: pick another package, "
+            "or set packages.only_binary = false in config.toml to allow source builds (they run "
+            "inside the sandbox)."
+        )
     return ""
-

@@ -26,7 +26,7 @@ MAX_RESULT_BYTES = 8 * 1024 * 1024
 # raise RecursionError in whatever walks the value next on the host (json, the library).
 MAX_RESULT_DEPTH = 100
 
-HARNESS_SOURCE = r'''
+HARNESS_SOURCE = r"""
 import importlib.util, json, os, sys, traceback
 
 def _write(payload):
@@ -66,7 +66,7 @@ def _main():
     _write(payload)
 
 _main()
-'''
+"""
 
 
 def prepare_call(workdir: Path, code: str, args: dict[str, Any]) -> None:
@@ -124,8 +124,11 @@ def _depth(value: Any) -> int:
 
 
 def _too_deep(run: ExecResult) -> ToolCallResult:
-    return _failure(run, "not_json", f"run() returned a value nested deeper than {MAX_RESULT_DEPTH} levels; "
-                    "return a flatter structure")
+    return _failure(
+        run,
+        "not_json",
+        f"run() returned a value nested deeper than {MAX_RESULT_DEPTH} levels; return a flatter structure",
+    )
 
 
 def _failure(run: ExecResult, kind: str, message: str) -> ToolCallResult:

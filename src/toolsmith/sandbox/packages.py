@@ -148,11 +148,15 @@ def _refusal(entry: str) -> str | None:
             f"installer options are not accepted, only package names with an optional version ({EXAMPLE})",
         ),
         ("@" in entry, "direct references ('name @ url') are not accepted; name a version with =="),
-        ("://" in entry or entry.lower().startswith(("git+", "hg+", "svn+", "bzr+", "file:")),
-         "URLs are not accepted; name the package as it is published on the package index"),
+        (
+            "://" in entry or entry.lower().startswith(("git+", "hg+", "svn+", "bzr+", "file:")),
+            "URLs are not accepted; name the package as it is published on the package index",
+        ),
         (";" in entry, "environment markers are not accepted"),
-        (entry.startswith((".", "/", "~")) or "/" in entry or "\\" in entry,
-         "local paths are not accepted; name the package as it is published on the package index"),
+        (
+            entry.startswith((".", "/", "~")) or "/" in entry or "\\" in entry,
+            "local paths are not accepted; name the package as it is published on the package index",
+        ),
         (not _ALLOWED_CHARS.match(entry), "it contains characters that cannot appear in a package requirement"),
     )
     return next((reason for failed, reason in checks if failed), None)
@@ -162,9 +166,7 @@ def parse_requests(pip_install: Sequence[str] | str | None) -> list[Request]:
     """Every entry parsed; duplicates collapse. Refuses overlong lists."""
     entries = split_requests(pip_install)
     if len(entries) > MAX_REQUESTS:
-        raise PackageRefused(
-            " ".join(entries)[:80], f"at most {MAX_REQUESTS} packages can be requested at once"
-        )
+        raise PackageRefused(" ".join(entries)[:80], f"at most {MAX_REQUESTS} packages can be requested at once")
     seen: dict[str, Request] = {}
     for entry in entries:
         request = parse_request(entry)

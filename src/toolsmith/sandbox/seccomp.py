@@ -94,8 +94,11 @@ def program(machine: str | None = None, *, deny_unix_sockets: bool = False) -> b
         body.append((_JGE_K, _X32_BIT, "deny", None))
     body += [(_JEQ_K, nr, "deny", None) for nr in numbers]
     if deny_unix_sockets:
-        body += [(_JEQ_K, _SOCKET[column], None, "allow"), (_LD_W_ABS, _LD_ARG0, None, None),
-                 (_JEQ_K, _AF_UNIX, "deny", "allow")]
+        body += [
+            (_JEQ_K, _SOCKET[column], None, "allow"),
+            (_LD_W_ABS, _LD_ARG0, None, None),
+            (_JEQ_K, _AF_UNIX, "deny", "allow"),
+        ]
     head = [(_LD_W_ABS, 4, None, None), (_JEQ_K, audit_arch, None, "deny"), (_LD_W_ABS, 0, None, None)]
     return _assemble([*head, *body], labels=("allow", "deny"))
 

@@ -101,7 +101,8 @@ def describe(settings: Settings) -> dict[str, Any]:
         "limits": asdict(settings.limits),
         "not_defended": list(NOT_DEFENDED) if active != "bwrap" else [],
         # Without a pids cgroup, RLIMIT_NPROC holds wherever the run's uid is not root.
-        "fork_bomb_contained": controllers["pids"].usable or not _is_root()
+        "fork_bomb_contained": controllers["pids"].usable
+        or not _is_root()
         or (usable and userns.shared_fd() is not None),
     }
 

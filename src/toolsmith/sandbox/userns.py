@@ -85,8 +85,14 @@ def _create() -> tuple[int | None, str]:
         return None, f"uid {SANDBOX_ID} belongs to host account {taken!r}; runs stay mapped to root"
     helper = _HELPER.format(id=SANDBOX_ID, flag=_CLONE_NEWUSER)
     try:
-        proc = subprocess.Popen([str(base_python()), "-I", "-S", "-c", helper], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={}, cwd="/")
+        proc = subprocess.Popen(
+            [str(base_python()), "-I", "-S", "-c", helper],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={},
+            cwd="/",
+        )
     except OSError as exc:
         return None, f"the user namespace helper could not start ({exc}); runs stay mapped to root"
     assert proc.stdin is not None and proc.stdout is not None

@@ -48,9 +48,7 @@ class ScriptedModel:
     def remaining(self) -> int:
         return len(self._script)
 
-    def complete(
-        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]
-    ) -> ModelReply:
+    def complete(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> ModelReply:
         sent = (copy.deepcopy(list(messages)), copy.deepcopy(list(tools)))
         self.requests.append(sent)
         number = len(self.requests)
@@ -65,8 +63,7 @@ class ScriptedModel:
         result = item(copy.deepcopy(sent[0]), copy.deepcopy(sent[1])) if callable(item) else item
         if not isinstance(result, ModelReply):
             raise ModelResponseError(
-                f"Scripted reply for call #{number} of {self.name!r} is a "
-                f"{type(result).__name__}, not a ModelReply."
+                f"Scripted reply for call #{number} of {self.name!r} is a {type(result).__name__}, not a ModelReply."
             )
         return self._with_usage(result, sent)
 
@@ -106,23 +103,15 @@ def _summary(messages: Messages) -> str:
 # --- building replies -----------------------------------------------------------------
 
 
-def tool_call(
-    name: str, arguments: Mapping[str, Any] | str | None = None, *, id: str | None = None
-) -> ToolCallRequest:
+def tool_call(name: str, arguments: Mapping[str, Any] | str | None = None, *, id: str | None = None) -> ToolCallRequest:
     """A tool call; a ``str`` is sent exactly as given (to test malformed JSON)."""
-    raw = (
-        arguments
-        if isinstance(arguments, str)
-        else json.dumps(dict(arguments or {}), ensure_ascii=False)
-    )
+    raw = arguments if isinstance(arguments, str) else json.dumps(dict(arguments or {}), ensure_ascii=False)
     return ToolCallRequest(id=id or f"call_{next(_call_ids):04d}", name=name, arguments=raw)
 
 
 def reply(*calls: ToolCallRequest, content: str | None = None) -> ModelReply:
     """An assistant turn that calls ``calls`` (and may say something too)."""
-    return ModelReply(
-        content=content, tool_calls=calls, finish_reason="tool_calls" if calls else "stop"
-    )
+    return ModelReply(content=content, tool_calls=calls, finish_reason="tool_calls" if calls else "stop")
 
 
 def final(text: str) -> ModelReply:

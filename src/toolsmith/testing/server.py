@@ -98,9 +98,7 @@ class _Handler(BaseHTTPRequestHandler):
             return False  # only a delay: answer normally
         status = fault.status or 200
         headers = {} if fault.retry_after is None else {"Retry-After": _number(fault.retry_after)}
-        body = (
-            fault.body if fault.body is not None else _error(f"Injected HTTP {status}", "injected")
-        )
+        body = fault.body if fault.body is not None else _error(f"Injected HTTP {status}", "injected")
         self._send_json(status, body, headers)
         return True
 
@@ -124,9 +122,7 @@ class ScriptedServer:
 
     def __init__(self, model: Model, *, host: str = "127.0.0.1", port: int = 0, strict: bool = False) -> None:
         if not is_loopback_url(f"http://{_bracket(host)}/"):
-            raise ConfigError(
-                f"ScriptedServer only listens on loopback; got host {host!r}.", setting="host"
-            )
+            raise ConfigError(f"ScriptedServer only listens on loopback; got host {host!r}.", setting="host")
         self.model = model
         self.strict = strict
         self.host = host
@@ -186,9 +182,7 @@ class ScriptedServer:
     @property
     def base_url(self) -> str:
         if self._httpd is None:
-            raise ConfigError(
-                "ScriptedServer is not started; use it as a context manager.", setting="server"
-            )
+            raise ConfigError("ScriptedServer is not started; use it as a context manager.", setting="server")
         return f"http://{_bracket(self.host)}:{self._port}/v1"
 
     # --- faults
@@ -237,9 +231,7 @@ class ScriptedServer:
         if not isinstance(body.get("messages"), list):
             return 400, _error("The request needs a 'messages' list.", "invalid_request_error")
         if body.get("stream"):
-            return 400, _error(
-                "ScriptedServer does not stream; call without stream=True.", "invalid_request_error"
-            )
+            return 400, _error("ScriptedServer does not stream; call without stream=True.", "invalid_request_error")
         problem = transcript_problem(body["messages"]) if self.strict else None
         if problem is not None:
             return 400, _error(problem, "invalid_request_error")
@@ -251,18 +243,14 @@ class ScriptedServer:
             return 400, _error(f"{type(exc).__name__}: {exc}", "scripted_model_error")
         with self._lock:
             number = self.request_count
-        return 200, completion_payload(
-            result, request_model=str(body.get("model", "")), number=number
-        )
+        return 200, completion_payload(result, request_model=str(body.get("model", "")), number=number)
 
     def models_payload(self) -> dict[str, Any]:
         model = {"id": self.model.name, "object": "model", "created": 0, "owned_by": "toolsmith"}
         return {"object": "list", "data": [model]}
 
 
-def completion_payload(
-    reply: ModelReply, *, request_model: str = "", number: int = 1
-) -> dict[str, Any]:
+def completion_payload(reply: ModelReply, *, request_model: str = "", number: int = 1) -> dict[str, Any]:
     """``reply`` as the JSON body of a ``chat.completion`` response."""
     message: dict[str, Any] = {"role": "assistant", "content": reply.content}
     if reply.tool_calls:
@@ -299,8 +287,10 @@ def transcript_problem(messages: list[Any]) -> str | None:
         if role == "tool":
             call_id = message.get("tool_call_id")
             if call_id not in pending:
-                return (f"messages[{i}]: a tool message must answer a tool call of the assistant turn "
-                        f"before it (tool_call_id {call_id!r}).")
+                return (
+                    f"messages[{i}]: a tool message must answer a tool call of the assistant turn "
+                    f"before it (tool_call_id {call_id!r})."
+                )
             pending.remove(call_id)
             continue
         if pending:
