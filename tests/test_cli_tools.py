@@ -94,7 +94,12 @@ def test_show_errors(home: Path) -> None:
     assert_error(invoke("show", "days_between@x"), 2, "whole number")
     assert_error(invoke("show", "@1"), 2, "NAME")
     missing = invoke("show", "nope", "--json")
-    assert json.loads(missing.stdout) == {"ok": False, "error": "No tool named 'nope' in the library."}
+    assert json.loads(missing.stdout) == {
+        "ok": False,
+        "error": "No tool named 'nope' in the library.",
+        "error_type": "failed",
+        "exit_code": 1,
+    }
 
 
 def test_search(home: Path) -> None:

@@ -23,8 +23,9 @@ def test_doctor_reports_each_part(tmp_path: Path) -> None:
             LLM_MODEL="scripted",
             LLM_API_KEY="sk-doctor-secret-0123456789",
         )
-    assert proc.returncode == 0, proc.stderr
     rows = {row["check"]: row for row in json.loads(proc.stdout)}
+    problems = [name for name, row in rows.items() if row["ok"] is False]
+    assert proc.returncode == (1 if problems else 0), (problems, proc.stderr)
     assert rows["model provider"]["ok"] is True and "custom" in rows["model provider"]["detail"]
     assert rows["model endpoint /models"]["ok"] is True and "HTTP 200" in rows["model endpoint /models"]["detail"]
     assert rows["sandbox"]["detail"].startswith("backend ")
@@ -37,6 +38,7 @@ def test_doctor_reports_each_part(tmp_path: Path) -> None:
 
 def test_doctor_names_the_missing_key(tmp_path: Path) -> None:
     proc = _doctor(tmp_path, LLM_PROVIDER="moonshot")
+    assert proc.returncode == 1, "a reported problem must make doctor exit non-zero"
     rows = {row["check"]: row for row in json.loads(proc.stdout)}
     assert rows["model provider"]["ok"] is False and "MOONSHOT_API_KEY" in rows["model provider"]["detail"]
 
@@ -46,6 +48,7 @@ def test_doctor_reports_a_corrupt_library_without_touching_it(tmp_path: Path) ->
     db.write_bytes(b"not a database at all" * 10)
     before = db.read_bytes()
     proc = _doctor(tmp_path)
+    assert proc.returncode == 1
     rows = {row["check"]: row for row in json.loads(proc.stdout)}
     assert rows["tool library"]["ok"] is False and str(db) in rows["tool library"]["detail"]
     assert db.read_bytes() == before

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner, Result
 
-from toolsmith.cli.sandbox import EXIT_PACKAGES, EXIT_USAGE, app
+from toolsmith.cli.common import EXIT_CONFIG, EXIT_FAILED, EXIT_PACKAGES
+from toolsmith.cli.sandbox import MAX_SOURCE_BYTES, app
 from toolsmith.sandbox import bwrap
 
 
@@ -51,10 +53,42 @@ def test_run_json_is_one_line_with_the_structured_result(invoke, script: Path) -
         assert data["backend"] == "bwrap"
 
 
-def test_run_passes_the_program_exit_code(invoke, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_failing_program_is_exit_1_with_its_own_code_reported(invoke, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     failing = tmp_path / "fail.py"
-    failing.write_text("raise SystemExit(7)\n")
-    assert invoke("run", str(failing)).exit_code == 7
+    failing.write_text("raise SystemExit(3)\n")
+    result = invoke("run", str(failing))
+    # Never passed through: a program's "exit 3" must not read as "package refused" (also 3).
+    assert result.exit_code == EXIT_FAILED != EXIT_PACKAGES
+    assert "exit 3" in result.stderr
+    data = json.loads(invoke("run", str(failing), "--json").stdout)
+    assert data["ok"] is False and data["exit_code"] == 3
+
+
+def test_a_device_file_is_refused_without_reading_it(invoke) -> None:  # type: ignore[no-untyped-def]
+    result = invoke("run", "/dev/zero", "--json")
+    assert result.exit_code == EXIT_CONFIG
+    assert "not a regular file" in json.loads(result.stdout)["error"]
+
+
+def test_a_fifo_is_refused_without_hanging(invoke, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    fifo = tmp_path / "pipe.py"
+    os.mkfifo(fifo)
+    result = invoke("run", str(fifo))
+    assert result.exit_code == EXIT_CONFIG and "not a regular file" in result.stderr
+
+
+def test_an_oversized_file_is_refused(invoke, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    big = tmp_path / "big.py"
+    with big.open("wb") as fh:
+        fh.truncate(MAX_SOURCE_BYTES + 1)  # sparse: no disk used
+    result = invoke("run", str(big))
+    assert result.exit_code == EXIT_CONFIG and "larger than" in result.stderr
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "0"])
+def test_the_timeout_must_be_finite_and_positive(invoke, script: Path, value: str) -> None:  # type: ignore[no-untyped-def]
+    result = invoke("run", str(script), f"--timeout={value}")
+    assert result.exit_code == EXIT_CONFIG and "finite, positive" in result.stderr
 
 
 def test_run_timeout(invoke, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -67,7 +101,7 @@ def test_run_timeout(invoke, tmp_path: Path) -> None:  # type: ignore[no-untyped
 
 def test_missing_file_is_a_clear_error(invoke, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     result = invoke("run", str(tmp_path / "nope.py"))
-    assert result.exit_code == EXIT_USAGE
+    assert result.exit_code == EXIT_CONFIG
     assert "does not exist" in result.stderr and "Traceback" not in result.output
 
 

@@ -2,14 +2,19 @@
 
 ``toolsmith demo`` and ``toolsmith run`` drive the agent; ``toolsmith tools`` reviews and
 shares the library; ``toolsmith sandbox run`` runs code the way ``code_interpreter``
-does; ``toolsmith doctor`` says what is configured and what works.
+does; ``toolsmith doctor`` says what is configured and what works. Exit codes are
+listed once, in :mod:`toolsmith.cli.common`.
 """
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
+from toolsmith import __version__
 from toolsmith.cli.agent_cmds import demo_command, run_command
+from toolsmith.cli.common import crash
 from toolsmith.cli.doctor import doctor_command
 from toolsmith.cli.mcp import mcp_command
 from toolsmith.cli.sandbox import app as sandbox_app
@@ -22,6 +27,23 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"toolsmith {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """An agent that builds, verifies, stores and reuses its own tools."""
+
+
 app.command("demo")(demo_command)
 app.command("run")(run_command)
 app.command("doctor")(doctor_command)
@@ -31,4 +53,7 @@ app.add_typer(sandbox_app, name="sandbox", help="Run code in the sandbox, as cod
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    except Exception as exc:  # a bug in toolsmith: one line that says where the traceback went
+        sys.exit(crash(exc))

@@ -1,7 +1,8 @@
 """``toolsmith doctor``: what is configured, what works, and what to change.
 
 Each check returns a row (name, ok, detail). Checks that need the network have short
-timeouts, so the doctor answers in seconds even when nothing is reachable.
+timeouts, so the doctor answers in seconds even when nothing is reachable. It exits 1
+when any row reports a problem, so scripts can use it.
 """
 
 from __future__ import annotations
@@ -179,11 +180,12 @@ def run_checks(settings: Settings) -> list[Check]:
 def doctor_command(
     json_mode: bool = typer.Option(False, "--json", help="Print the checks as JSON."),
 ) -> None:
-    """Check the provider, sandbox, uv, library and search backends."""
-    from toolsmith.cli.common import load_settings
+    """Check the provider, sandbox, uv, library and search backends; exit 1 on any problem."""
+    from toolsmith.cli.common import EXIT_FAILED, cli_errors, load_settings
 
-    load_dotenv_files()
-    settings = load_settings()
+    with cli_errors(json_mode):
+        load_dotenv_files()
+    settings = load_settings(json_mode)
     rows = run_checks(settings)
     if json_mode:
         print(json.dumps([r.to_dict() for r in rows], ensure_ascii=False))
@@ -196,3 +198,5 @@ def doctor_command(
             status = {True: "[green]ok[/]", False: "[red]problem[/]", None: "[dim]n/a[/]"}[row.ok]
             table.add_row(row.name, status, row.detail)
         console.print(table)
+    if any(row.ok is False for row in rows):
+        raise typer.Exit(EXIT_FAILED)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from enum import Enum
 from importlib import metadata
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -53,30 +53,27 @@ def mcp_command(
         serve(settings, ServeOptions(transport=transport.value, host=host, port=port), solver=solver)
 
 
-def _fail(message: str) -> NoReturn:
-    fail(message.replace("[", "\\["), EXIT_CONFIG)  # fail() prints rich markup; keep "[mcp]" literal
-
-
 def _require_sdk() -> None:
     """Fail with an install hint, not a traceback, when the ``mcp`` SDK is missing or too old."""
     try:
         import mcp  # noqa: F401
     except ImportError:
-        _fail(f"toolsmith mcp needs the MCP Python SDK, which is not installed: {INSTALL_HINT}")
+        fail(f"toolsmith mcp needs the MCP Python SDK, which is not installed: {INSTALL_HINT}", EXIT_CONFIG)
     try:
         version = metadata.version("mcp")
     except metadata.PackageNotFoundError:
         version = ""  # importable without distribution metadata (a source checkout): just try it
     major = version.split(".", 1)[0]
     if major.isdigit() and int(major) < SDK_MAJOR:
-        _fail(
+        fail(
             f"toolsmith mcp needs version {SDK_MAJOR} or newer of the MCP Python SDK (found mcp {version}): "
-            f"pip install --upgrade 'mcp>={SDK_MAJOR}.3'"
+            f"pip install --upgrade 'mcp>={SDK_MAJOR}.3'",
+            EXIT_CONFIG,
         )
     try:
         import toolsmith.mcp_server  # noqa: F401  (an SDK that imports but lacks what we use)
     except ImportError as exc:
-        _fail(f"the installed MCP Python SDK cannot be used ({exc}): {INSTALL_HINT}")
+        fail(f"the installed MCP Python SDK cannot be used ({exc}): {INSTALL_HINT}", EXIT_CONFIG)
 
 
 def _solver(settings: Settings) -> TaskSolver:

@@ -1,8 +1,8 @@
 """The ``toolsmith tools`` commands of trust: review, approve, reject, quarantine, test, sync.
 
-They are registered on the ``tools`` app of :mod:`toolsmith.cli.tools` (which imports
-this module) and share its plumbing: ``--json``, one-line errors, exit codes 1 (wrong
-state, a tool missing, a check failed) and 2 (bad arguments or configuration). The
+:func:`register` adds them to the ``tools`` app of :mod:`toolsmith.cli.tools`. They use
+the plumbing of :mod:`toolsmith.cli.common`: ``--json``, one-line errors, exit codes 1
+(wrong state, a tool missing, a check failed) and 2 (bad arguments or configuration). The
 rules they apply live in :mod:`toolsmith.review`; every change of state is audited with
 the OS user (``user:<login>``) as the actor.
 """
@@ -21,18 +21,16 @@ from rich.table import Table
 from rich.text import Text
 
 from toolsmith import review as rv
-from toolsmith.cli.tools import (
-    EXIT_REFUSED,
-    EXIT_USAGE,
+from toolsmith.cli.common import (
+    EXIT_CONFIG,
+    EXIT_FAILED,
     JsonOption,
-    _console,
-    _emit_json,
-    _fail,
-    _library,
-    _parse_ref,
-    _session,
-    _short,
-    app,
+    emit_json,
+    fail,
+    open_library,
+    open_session,
+    parse_ref,
+    short,
 )
 from toolsmith.config import Settings
 from toolsmith.errors import ReviewError
@@ -54,6 +52,19 @@ _CHOICES = {
 }
 
 
+def register(app: typer.Typer) -> None:
+    """Add this module's commands to the ``tools`` app."""
+    for name, command in (
+        ("approve", approve),
+        ("reject", reject),
+        ("quarantine", quarantine),
+        ("review", review),
+        ("test", health_command),
+        ("sync", sync_command),
+    ):
+        app.command(name)(command)
+
+
 def _sandbox(settings: Settings) -> Sandbox:
     """The configured sandbox (a seam for tests)."""
     return Sandbox(settings)
@@ -63,11 +74,11 @@ def _sandbox(settings: Settings) -> Sandbox:
 
 
 def _decide(action: str, ref: str, reason: str | None, as_json: bool) -> None:
-    name, version = _parse_ref(ref, as_json)
-    with _library(as_json) as library:
+    name, version = parse_ref(ref, as_json)
+    with open_library(as_json) as library:
         decision = rv.decide(library, action, name, version, reason=reason, actor=user_actor())
     if as_json:
-        _emit_json(decision.to_dict())
+        emit_json(decision.to_dict())
         return
     line = f"{decision.tool.ref}: {decision.before.value} -> {decision.tool.status.value} ({decision.reason})"
     if decision.superseded is not None:
@@ -75,7 +86,6 @@ def _decide(action: str, ref: str, reason: str | None, as_json: bool) -> None:
     typer.echo(line + ".")
 
 
-@app.command("approve")
 def approve(
     ref: str = typer.Argument(..., metavar="NAME[@VERSION]", help="Default: the newest pending version."),
     reason: str | None = ReasonOption,
@@ -85,7 +95,6 @@ def approve(
     _decide(rv.APPROVE, ref, reason, as_json)
 
 
-@app.command("reject")
 def reject(
     ref: str = typer.Argument(..., metavar="NAME[@VERSION]", help="Default: the newest pending version."),
     reason: str | None = ReasonOption,
@@ -95,7 +104,6 @@ def reject(
     _decide(rv.REJECT, ref, reason, as_json)
 
 
-@app.command("quarantine")
 def quarantine(
     ref: str = typer.Argument(..., metavar="NAME[@VERSION]", help="Default: the served (active) version."),
     reason: str | None = ReasonOption,
@@ -108,18 +116,17 @@ def quarantine(
 # --- the interactive walk --------------------------------------------------------------
 
 
-@app.command("review")
 def review(
     reason: str | None = typer.Option(None, "--reason", help="Reason recorded for every decision in this walk."),
 ) -> None:
     """Walk through the pending versions (oldest first): approve, reject, skip or quit."""
     counts = {"approve": 0, "reject": 0, "skip": 0}
-    with _library(False) as library:
+    with open_library(False) as library:
         pending = rv.pending_versions(library)
         if not pending:
             typer.echo("Nothing is waiting for review.")
             return
-        console = _console()
+        console = Console(highlight=False)
         for index, tool in enumerate(pending, 1):
             _show_pending(console, library, tool, index, len(pending))
             choice = _ask()
@@ -218,14 +225,13 @@ def _gate_table(tool: ToolVersion) -> Table | Text:
         table.add_column(column)
     for check in checks:
         mark = {True: "ok", False: "FAILED", None: "?"}[check["ok"]]
-        table.add_row(Text(check["check"]), mark, Text(_short(check["message"], 100)))
+        table.add_row(Text(check["check"]), mark, Text(short(check["message"], 100)))
     return table
 
 
 # --- health checks ---------------------------------------------------------------------
 
 
-@app.command("test")
 def health_command(
     ref: str | None = typer.Argument(None, metavar="[NAME[@VERSION]]", help="One tool (its served or newest version)."),
     all_active: bool = typer.Option(False, "--all", help="Test every active (served) tool."),
@@ -236,10 +242,10 @@ def health_command(
 ) -> None:
     """Re-run tools' stored test_args in the sandbox; exit 1 when any fails."""
     if (ref is None) == (not all_active):
-        _fail("name one tool, or pass --all (not both)", EXIT_USAGE, as_json)
-    with _session(as_json) as (settings, library):
+        fail("name one tool, or pass --all (not both)", EXIT_CONFIG, as_json=as_json)
+    with open_session(as_json) as (settings, library):
         if ref is not None:
-            name, version = _parse_ref(ref, as_json)
+            name, version = parse_ref(ref, as_json)
             tools = [library.get(name, version)]
         else:
             tools = library.with_status(Status.ACTIVE)
@@ -251,7 +257,7 @@ def health_command(
         ]  # fmt: skip
     passed = sum(r.ok for r in results)
     if as_json:
-        _emit_json(
+        emit_json(
             {
                 "ok": passed == len(results),
                 "passed": passed,
@@ -262,7 +268,7 @@ def health_command(
     else:
         _print_health(results)
     if passed != len(results):
-        raise typer.Exit(EXIT_REFUSED)
+        raise typer.Exit(EXIT_FAILED)
 
 
 def _print_health(results: list[rv.HealthCheck]) -> None:
@@ -275,8 +281,8 @@ def _print_health(results: list[rv.HealthCheck]) -> None:
     for r in results:
         result = Text("pass", style="green") if r.ok else Text("FAIL", style="red")
         status = r.tool.status.value + (" (now)" if r.quarantined else "")
-        table.add_row(Text(r.tool.ref), status, result, f"{r.latency_ms:.0f}", Text(_short(r.error or "", 120)))
-    _console().print(table)
+        table.add_row(Text(r.tool.ref), status, result, f"{r.latency_ms:.0f}", Text(short(r.error or "", 120)))
+    Console(highlight=False).print(table)
     failed = [r for r in results if not r.ok]
     summary = f"{len(results) - len(failed)} passed, {len(failed)} failed"
     quarantined = sum(r.quarantined for r in results)
@@ -289,18 +295,17 @@ def _print_health(results: list[rv.HealthCheck]) -> None:
 # --- rebuilding the package environment ------------------------------------------------
 
 
-@app.command("sync")
 def sync_command(as_json: bool = JsonOption) -> None:
     """Install the recorded pins of every active and pending tool into the sandbox's environment."""
-    with _session(as_json) as (settings, library):
+    with open_session(as_json) as (settings, library):
         sandbox = _sandbox(settings)
         outcome = rv.sync_pins(library, sandbox.sync, env=str(sandbox.env.path))
     if as_json:
-        _emit_json(outcome.to_dict())
+        emit_json(outcome.to_dict())
     else:
         _print_sync(outcome)
     if not outcome.ok:
-        raise typer.Exit(EXIT_REFUSED)
+        raise typer.Exit(EXIT_FAILED)
 
 
 def _print_sync(outcome: rv.SyncOutcome) -> None:

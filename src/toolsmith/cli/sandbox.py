@@ -1,34 +1,34 @@
 """``toolsmith sandbox``: run a file exactly as ``code_interpreter`` would, and inspect the sandbox.
 
-Exit codes: the program's own exit code when it ran (1 when it was killed or timed out
-without one), 2 for a usage or configuration problem (missing file, sandbox
-unavailable), 3 when a package request was refused or the install failed.
+Exit codes (the table of :mod:`toolsmith.cli.common`): 0 the program ran and exited 0;
+1 it failed (its own exit code, or what killed it, is in the status line and in
+``--json``), never passed through, so that no exit of the program can be mistaken for
+one of toolsmith's own; 2 a usage or configuration problem (a missing, oversized or
+non-regular file, an unusable sandbox); 3 a package request was refused or the install
+failed.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import os
+import stat
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
+from toolsmith.cli.common import EXIT_CONFIG, EXIT_FAILED, EXIT_PACKAGES, exit_code_for, fail
 from toolsmith.config import Settings
-from toolsmith.errors import ConfigError, InstallError, PackageError, PackageRefused, SandboxUnavailableError
+from toolsmith.errors import ConfigError, PackageRefused, ToolsmithError
 from toolsmith.sandbox import Sandbox
 
 app = typer.Typer(help="Run code in the sandbox and inspect how it is isolated.", no_args_is_help=True)
 
-EXIT_USAGE = 2
-EXIT_PACKAGES = 3
 
-
-def _fail(message: str, code: int, *, as_json: bool, kind: str, extra: dict[str, Any] | None = None) -> typer.Exit:
-    if as_json:
-        typer.echo(json.dumps({"ok": False, "error_type": kind, "error": message, **(extra or {})}, ensure_ascii=False))
-    typer.echo(f"toolsmith sandbox: {message}", err=True)
-    return typer.Exit(code)
+MAX_SOURCE_BYTES = 10 * 1024 * 1024  # far beyond any script; /dev/zero must not fill memory
 
 
 @app.command("run")
@@ -43,14 +43,9 @@ def run(
     as_json: Annotated[bool, typer.Option("--json", help="Print the structured result as one JSON line.")] = False,
 ) -> None:
     """Run FILE in the sandbox the way code_interpreter does."""
-    try:
-        code = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise _fail(f"{file} does not exist.", EXIT_USAGE, as_json=as_json, kind="usage") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _fail(f"cannot read {file}: {exc}", EXIT_USAGE, as_json=as_json, kind="usage") from None
-    if timeout is not None and timeout <= 0:
-        raise _fail("--timeout must be a positive number of seconds.", EXIT_USAGE, as_json=as_json, kind="usage")
+    code = read_source(file, as_json)
+    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+        fail("--timeout must be a finite, positive number of seconds.", EXIT_CONFIG, as_json=as_json, kind="usage")
     try:
         sandbox = Sandbox(Settings.load())
         outcome = sandbox.run_code(
@@ -58,11 +53,10 @@ def run(
         )
     except PackageRefused as exc:
         extra = {"refused": exc.requirement, "suggestion": exc.suggestion}
-        raise _fail(str(exc), EXIT_PACKAGES, as_json=as_json, kind="refused", extra=extra) from None
-    except (InstallError, PackageError) as exc:
-        raise _fail(str(exc), EXIT_PACKAGES, as_json=as_json, kind="install") from None
-    except (SandboxUnavailableError, ConfigError) as exc:
-        raise _fail(str(exc), EXIT_USAGE, as_json=as_json, kind="config") from None
+        fail(str(exc), EXIT_PACKAGES, as_json=as_json, kind="refused", extra=extra)
+    except ToolsmithError as exc:
+        code_ = exit_code_for(exc)
+        fail(str(exc), code_, as_json=as_json, kind="install" if code_ == EXIT_PACKAGES else "config")
     result = outcome.exec
     if as_json:
         typer.echo(json.dumps({"ok": result.ok, **outcome.to_dict()}, ensure_ascii=False))
@@ -78,7 +72,35 @@ def run(
             err=True,
         )
     if not result.ok:
-        raise typer.Exit(result.exit_code if result.exit_code and result.exit_code > 0 else 1)
+        raise typer.Exit(EXIT_FAILED)
+
+
+def read_source(file: Path, as_json: bool) -> str:
+    """FILE's text: a regular file of at most MAX_SOURCE_BYTES, in UTF-8."""
+    try:
+        # O_NONBLOCK: a FIFO put in the file's place must not hang the open.
+        fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        fail(f"{file} does not exist.", EXIT_CONFIG, as_json=as_json, kind="usage")
+    except OSError as exc:
+        fail(f"cannot read {file}: {exc.strerror or exc}", EXIT_CONFIG, as_json=as_json, kind="usage")
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fh.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            fail(
+                f"{file} is not a regular file; give a Python source file.", EXIT_CONFIG, as_json=as_json, kind="usage"
+            )
+        data = fh.read(MAX_SOURCE_BYTES + 1)
+    if len(data) > MAX_SOURCE_BYTES:
+        limit = MAX_SOURCE_BYTES // (1024 * 1024)
+        fail(
+            f"{file} is larger than {limit} MiB; give a Python source file.", EXIT_CONFIG, as_json=as_json, kind="usage"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        fail(f"cannot read {file}: it is not UTF-8 text ({exc.reason} at byte {exc.start}).", EXIT_CONFIG,
+             as_json=as_json, kind="usage")  # fmt: skip
 
 
 @app.command("describe")
@@ -89,7 +111,7 @@ def describe_command(
     try:
         report = Sandbox(Settings.load()).describe()
     except ConfigError as exc:
-        raise _fail(str(exc), EXIT_USAGE, as_json=as_json, kind="config") from None
+        fail(str(exc), EXIT_CONFIG, as_json=as_json, kind="config")
     if as_json:
         typer.echo(json.dumps(report, ensure_ascii=False))
         return

@@ -1,21 +1,19 @@
 """The ``toolsmith tools`` commands: list, show, search, history, audit, rm, export, import, keygen.
 
 The review, health and sync commands (review, approve, reject, quarantine, test, sync)
-are registered on the same app by :mod:`toolsmith.cli.review`, imported at the end.
+live in :mod:`toolsmith.cli.review`, which registers them on this app.
 
-Every command takes ``--json`` for machine-readable output on stdout. Failures are one
-line on stderr (plus ``{"ok": false, "error": ...}`` on stdout with ``--json``) and an
-exit code: 1 when a tool is missing or something was refused, 2 for bad arguments or
-configuration (including a library file that is not a usable library).
+Every command takes ``--json`` for machine-readable output on stdout. Failures and exit
+codes are those of :mod:`toolsmith.cli.common`: 1 when a tool is missing or something
+was refused, 2 for bad arguments or configuration (including a library file that is not
+a usable library).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -23,87 +21,27 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from toolsmith.cli import review
+from toolsmith.cli.common import (
+    EXIT_FAILED,
+    JsonOption,
+    cli_errors,
+    emit_json,
+    open_library,
+    open_session,
+    parse_limit,
+    parse_ref,
+    short,
+)
 from toolsmith.config import Settings
-from toolsmith.errors import ConfigError, CorruptLibraryError, ToolsmithError
 from toolsmith.library import Status, ToolLibrary, ToolVersion, signing, user_actor
 from toolsmith.library.bundle import ImportReport, Validator, export_tools, import_tools, verify_bundle
-
-EXIT_REFUSED = 1
-EXIT_USAGE = 2
 
 app = typer.Typer(
     help="Inspect, search, remove, export and import the tools in the library.",
     no_args_is_help=True,
     add_completion=False,
 )
-
-JsonOption = typer.Option(False, "--json", help="Print machine-readable JSON on stdout.")
-
-
-# --- plumbing ------------------------------------------------------------------------
-
-
-def _fail(message: str, code: int, as_json: bool) -> NoReturn:
-    line = " ".join(str(message).split())
-    typer.echo(f"error: {line}", err=True)
-    if as_json:
-        typer.echo(json.dumps({"ok": False, "error": line}, ensure_ascii=False))
-    raise typer.Exit(code)
-
-
-def _exit_code(exc: BaseException) -> int:
-    # Errors that name a setting (a bad config, an unusable sandbox) are the user's to fix.
-    if isinstance(exc, (ConfigError, CorruptLibraryError, OSError)) or getattr(exc, "setting", None):
-        return EXIT_USAGE
-    return EXIT_REFUSED
-
-
-@contextmanager
-def _session(as_json: bool) -> Iterator[tuple[Settings, ToolLibrary]]:
-    """Open the configured library; turn every expected failure into a one-line exit."""
-    try:
-        settings = Settings.load()
-        with ToolLibrary.open(settings) as library:
-            yield settings, library
-    except (ToolsmithError, OSError) as exc:
-        _fail(str(exc), _exit_code(exc), as_json)
-
-
-@contextmanager
-def _library(as_json: bool) -> Iterator[ToolLibrary]:
-    with _session(as_json) as (_, library):
-        yield library
-
-
-def _emit_json(data: Any) -> None:
-    typer.echo(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True))
-
-
-def _console() -> Console:
-    return Console(highlight=False)
-
-
-def _parse_ref(ref: str, as_json: bool) -> tuple[str, int | None]:
-    name, sep, version = ref.partition("@")
-    if not name:
-        _fail(f"expected NAME or NAME@VERSION, got {ref!r}", EXIT_USAGE, as_json)
-    if not sep:
-        return name, None
-    if not version.isdigit() or int(version) < 1:
-        _fail(f"the version in {ref!r} must be a whole number >= 1", EXIT_USAGE, as_json)
-    return name, int(version)
-
-
-def _parse_limit(raw: str, as_json: bool) -> int:
-    text = raw.strip()
-    if not text.isdigit() or int(text) < 1:
-        _fail(f"--limit must be a whole number >= 1 (got {raw!r})", EXIT_USAGE, as_json)
-    return int(text)
-
-
-def _short(text: str, limit: int = 80) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _tool_table(tools: list[ToolVersion], title: str) -> Table:
@@ -113,10 +51,10 @@ def _tool_table(tools: list[ToolVersion], title: str) -> Table:
     for column in ("tool", "version", "status", *(("why",) if why else ()), "calls", "description"):
         table.add_column(column, no_wrap=column in ("tool", "version", "status", "calls"))
     for tool in tools:
-        reason = (Text(_short(tool.status_reason or "", 60)),) if why else ()
+        reason = (Text(short(tool.status_reason or "", 60)),) if why else ()
         table.add_row(
             Text(tool.name), str(tool.version), tool.status.value, *reason, str(tool.stats.calls),
-            Text(_short(tool.spec.description)),
+            Text(short(tool.spec.description)),
         )  # fmt: skip
     return table
 
@@ -138,16 +76,16 @@ def list_tools(
     as_json: bool = JsonOption,
 ) -> None:
     """List the tools: each one's served version (or its newest), its status and why."""
-    with _library(as_json) as library:
+    with open_library(as_json) as library:
         tools = library.list_tools(include_retired=include_retired)
         note = None if as_json else _pending_note(library)
     if as_json:
-        _emit_json([t.to_dict(include_code=False) for t in tools])
+        emit_json([t.to_dict(include_code=False) for t in tools])
         return
     if not tools:
         typer.echo("The tool library is empty.")
     else:
-        _console().print(_tool_table(tools, f"{len(tools)} tool(s)"))
+        Console(highlight=False).print(_tool_table(tools, f"{len(tools)} tool(s)"))
     if note:
         typer.echo(note)
 
@@ -159,13 +97,13 @@ def show(
     as_json: bool = JsonOption,
 ) -> None:
     """Show one tool: metadata, provenance, gate result, stats and code."""
-    name, version = _parse_ref(ref, as_json)
-    with _library(as_json) as library:
+    name, version = parse_ref(ref, as_json)
+    with open_library(as_json) as library:
         tool = library.get(name, version)
     if as_json:
-        _emit_json(tool.to_dict(include_code=True))
+        emit_json(tool.to_dict(include_code=True))
         return
-    console = _console()
+    console = Console(highlight=False)
     table = Table(show_header=False, title=tool.ref, title_justify="left")
     table.add_column("field", style="bold")
     table.add_column("value")
@@ -205,11 +143,11 @@ def search(
     as_json: bool = JsonOption,
 ) -> None:
     """Find active tools for a task, best first."""
-    k = _parse_limit(limit, as_json)
-    with _library(as_json) as library:
+    k = parse_limit(limit, as_json)
+    with open_library(as_json) as library:
         hits = library.search(query, limit=k)
     if as_json:
-        _emit_json([hit.to_dict() for hit in hits])
+        emit_json([hit.to_dict() for hit in hits])
         return
     if not hits:
         typer.echo("No active tool matches that query.")
@@ -218,8 +156,8 @@ def search(
     for column in ("score", "tool", "description"):
         table.add_column(column, no_wrap=column != "description")
     for hit in hits:
-        table.add_row(f"{hit.score:.3f}", Text(hit.tool.ref), Text(_short(hit.tool.spec.description)))
-    _console().print(table)
+        table.add_row(f"{hit.score:.3f}", Text(hit.tool.ref), Text(short(hit.tool.spec.description)))
+    Console(highlight=False).print(table)
 
 
 @app.command("history")
@@ -228,10 +166,10 @@ def history(
     as_json: bool = JsonOption,
 ) -> None:
     """Every version of a tool, oldest first."""
-    with _library(as_json) as library:
+    with open_library(as_json) as library:
         versions = library.history(name)
     if as_json:
-        _emit_json([v.to_dict(include_code=False) for v in versions])
+        emit_json([v.to_dict(include_code=False) for v in versions])
         return
     table = Table(title=f"{name}: {len(versions)} version(s)", title_justify="left")
     for column in ("version", "status", "reason", "hash", "created", "origin"):
@@ -241,7 +179,7 @@ def history(
             str(v.version), v.status.value, Text(v.status_reason or ""), v.hash[:12],
             v.provenance.created_at, Text(v.provenance.origin),
         )  # fmt: skip
-    _console().print(table)
+    Console(highlight=False).print(table)
 
 
 @app.command("audit")
@@ -251,11 +189,11 @@ def audit(
     as_json: bool = JsonOption,
 ) -> None:
     """The audit trail: who changed what, when and why."""
-    n = _parse_limit(limit, as_json)
-    with _library(as_json) as library:
+    n = parse_limit(limit, as_json)
+    with open_library(as_json) as library:
         entries = library.audit_log(name, limit=n)
     if as_json:
-        _emit_json([e.to_dict() for e in entries])
+        emit_json([e.to_dict() for e in entries])
         return
     if not entries:
         typer.echo("The audit trail is empty.")
@@ -270,7 +208,7 @@ def audit(
         table.add_row(
             at, Text(e.actor), Text(e.action + (f"\n{change}" if change else "")), Text(tool), Text(e.reason or "")
         )
-    _console().print(table)
+    Console(highlight=False).print(table)
 
 
 def _change(details: dict[str, Any]) -> str:
@@ -292,14 +230,14 @@ def rm(
     as_json: bool = JsonOption,
 ) -> None:
     """Remove a tool: retire it (history kept), or with --purge delete it for good."""
-    with _library(as_json) as library:
+    with open_library(as_json) as library:
         if purge:
             library.purge(name, actor=user_actor(), reason=reason)
         else:
             library.retire(name, reason=reason, actor=user_actor())
     action = "purged" if purge else "retired"
     if as_json:
-        _emit_json({"ok": True, "name": name, "action": action})
+        emit_json({"ok": True, "name": name, "action": action})
     else:
         typer.echo(f"{name}: {action}.")
 
@@ -315,12 +253,12 @@ def export(
     as_json: bool = JsonOption,
 ) -> None:
     """Export tools as human-readable folders (tool.py + tool.json) with a manifest."""
-    with _library(as_json) as library:
+    with open_library(as_json) as library:
         key = signing.load_private_key(sign_key) if sign_key is not None else None
         folders = export_tools(library, directory, names or None, sign_key=key)
     signed = signing.fingerprint(key.public_key()) if key is not None else None
     if as_json:
-        _emit_json({"ok": True, "directory": str(directory), "tools": [f.name for f in folders], "signed_by": signed})
+        emit_json({"ok": True, "directory": str(directory), "tools": [f.name for f in folders], "signed_by": signed})
         return
     typer.echo(f"Exported {len(folders)} tool(s) to {directory}.")
     if signed:
@@ -334,12 +272,10 @@ def keygen(
     as_json: bool = JsonOption,
 ) -> None:
     """Create an Ed25519 key pair for signing bundles (private key file mode 0600)."""
-    try:
+    with cli_errors(as_json):
         files = signing.generate_keypair(path, overwrite=force)
-    except ToolsmithError as exc:
-        _fail(str(exc), _exit_code(exc), as_json)
     if as_json:
-        _emit_json({"ok": True, **files.to_dict()})
+        emit_json({"ok": True, **files.to_dict()})
         return
     typer.echo(f"Private key: {files.private} (keep it secret; sign with --sign-key)")
     typer.echo(f"Public key:  {files.public} (share it; verify with --verify-key)")
@@ -356,19 +292,17 @@ def import_(
     as_json: bool = JsonOption,
 ) -> None:
     """Import tools from a bundle: signature, then hashes are verified, then the gate runs again."""
-    try:  # a bad signature is refused before the library is even opened
+    with cli_errors(as_json):  # a bad signature is refused before the library is even opened
         trusted = signing.load_public_key(verify_key) if verify_key is not None else None
         verify_bundle(directory, trusted)
-    except (ToolsmithError, OSError) as exc:
-        _fail(str(exc), _exit_code(exc), as_json)
-    with _session(as_json) as (settings, library):
+    with open_session(as_json) as (settings, library):
         status = Status.PENDING if settings.review == "required" else Status.ACTIVE
         report = import_tools(
             library, directory, validate=_gate_validator(settings), status=status, actor=user_actor(),
             trusted_key=trusted,
         )  # fmt: skip
     if as_json:
-        _emit_json(report.to_dict())
+        emit_json(report.to_dict())
     else:
         _print_import(report)
         if status is Status.PENDING and report.imported:
@@ -376,7 +310,7 @@ def import_(
     if not report.ok:
         refused = ", ".join(o.name for o in report.refused)
         typer.echo(f"error: {len(report.refused)} tool(s) refused: {refused}", err=True)
-        raise typer.Exit(EXIT_REFUSED)
+        raise typer.Exit(EXIT_FAILED)
 
 
 def _gate_validator(settings: Settings) -> Validator:
@@ -395,12 +329,11 @@ def _print_import(report: ImportReport) -> None:
         style = {"imported": "green", "unchanged": "cyan", "refused": "red"}.get(o.outcome, "")
         version = str(o.version) if o.version is not None else "-"
         table.add_row(Text(o.name), Text(o.outcome, style=style), version, Text(o.reason or ""))
-    _console().print(table)
+    Console(highlight=False).print(table)
     counts = f"{len(report.imported)} imported, {len(report.unchanged)} unchanged"
     typer.echo(f"{counts}, {len(report.refused)} refused.")
     typer.echo(f"Signature: {report.signature.describe()}.")
 
 
-# Registers review, approve, reject, quarantine, test and sync on ``app`` (kept in their
-# own module so this one stays small); it imports this module's plumbing.
-from toolsmith.cli import review as _review  # noqa: E402, F401
+# review, approve, reject, quarantine, test and sync live in their own module.
+review.register(app)
