@@ -23,8 +23,10 @@ from typing import Any
 from toolsmith.agent import Agent
 from toolsmith.config import Settings
 from toolsmith.library import ToolLibrary
-from toolsmith.llm import ChatModel, ModelReply, ProviderConfig
+from toolsmith.model import ModelReply
+from toolsmith.model.client import ChatModel
 from toolsmith.offline import TASKS, evolve_policy, no_web, reuse_policy
+from toolsmith.providers import ProviderConfig
 from toolsmith.sandbox import Sandbox
 from toolsmith.testing import ScriptedModel, ScriptedServer
 from toolsmith.trajectory import TaskResult

@@ -13,7 +13,8 @@ from toolsmith.config import Settings
 from toolsmith.context import WebAccess
 from toolsmith.events import Event
 from toolsmith.library import ToolLibrary
-from toolsmith.llm import ChatModel, ProviderConfig
+from toolsmith.model.client import ChatModel
+from toolsmith.providers import ProviderConfig
 from toolsmith.sandbox import Sandbox
 from toolsmith.testing import ScriptedModel, ScriptedServer, final, last_tool_result, reply, tool_call
 

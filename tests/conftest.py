@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import pytest
 
-from toolsmith import llm
+from toolsmith.model import ban
 
 
 @pytest.fixture(autouse=True)
 def _ban_real_models(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(llm, "REAL_MODELS_ALLOWED", False)
-    monkeypatch.setenv(llm.BAN_ENV, "1")
+    monkeypatch.setattr(ban, "REAL_MODELS_ALLOWED", False)
+    monkeypatch.setenv(ban.BAN_ENV, "1")
 
 
 @pytest.fixture(autouse=True)

@@ -12,7 +12,7 @@ import pytest
 
 from agent_helpers import evolve_script, make_settings
 from cli_helpers import run_toolsmith
-from toolsmith.llm import ProviderConfig
+from toolsmith.providers import ProviderConfig
 from toolsmith.session import run_session
 from toolsmith.testing import ScriptedModel, ScriptedServer, final, reply, tool_call
 

@@ -18,7 +18,9 @@ import pytest
 from toolsmith.agent import Agent, default_web
 from toolsmith.config import Settings
 from toolsmith.library import ToolLibrary
-from toolsmith.llm import ChatModel, ModelReply, ProviderConfig
+from toolsmith.model import ModelReply
+from toolsmith.model.client import ChatModel
+from toolsmith.providers import ProviderConfig
 from toolsmith.sandbox import Sandbox
 from toolsmith.testing import ScriptedModel, ScriptedServer, final, last_tool_result, reply, tool_call
 

@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
-from toolsmith import llm
 from toolsmith.errors import ModelError, ModelResponseError, ModelRetryExhausted
-from toolsmith.llm import ChatModel, ModelReply, ProviderConfig, RetryPolicy, Usage
+from toolsmith.model import ModelReply, ToolCallRequest, Usage, ban
+from toolsmith.model.client import ChatModel
+from toolsmith.model.retry import RetryPolicy
+from toolsmith.providers import ProviderConfig
 from toolsmith.testing import (
     ScriptedModel,
     ScriptedServer,
@@ -104,7 +106,7 @@ def test_tool_call_round_trip(scripted: ScriptedModel, server: ScriptedServer) -
 
     first = model.complete(USER, TOOLS)
 
-    assert first.tool_calls == (llm.ToolCallRequest(id="call_1", name="get_time", arguments=broken_json),)
+    assert first.tool_calls == (ToolCallRequest(id="call_1", name="get_time", arguments=broken_json),)
     assert first.content == "Let me check."
     assert first.finish_reason == "tool_calls"
     assert first.model == "scripted"
@@ -362,14 +364,14 @@ def test_ban_refuses_non_loopback_before_any_io(no_network: None, base_url: str 
 
 
 def test_ban_switch_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert not llm.real_models_allowed()
-    monkeypatch.delenv(llm.BAN_ENV)
-    assert not llm.real_models_allowed()  # the module switch alone bans
-    monkeypatch.setattr(llm, "REAL_MODELS_ALLOWED", True)
-    assert llm.real_models_allowed()
-    assert not llm.real_models_allowed({llm.BAN_ENV: "1"})  # the variable alone bans (children)
-    assert llm.real_models_allowed({llm.BAN_ENV: "1", llm.ALLOW_ENV: "1"})
-    llm.ban_real_models()
-    assert not llm.REAL_MODELS_ALLOWED
-    monkeypatch.setenv(llm.ALLOW_ENV, "1")
-    llm.check_endpoint_allowed("https://api.openai.com/v1")  # lifted on purpose: no error
+    assert not ban.real_models_allowed()
+    monkeypatch.delenv(ban.BAN_ENV)
+    assert not ban.real_models_allowed()  # the module switch alone bans
+    monkeypatch.setattr(ban, "REAL_MODELS_ALLOWED", True)
+    assert ban.real_models_allowed()
+    assert not ban.real_models_allowed({ban.BAN_ENV: "1"})  # the variable alone bans (children)
+    assert ban.real_models_allowed({ban.BAN_ENV: "1", ban.ALLOW_ENV: "1"})
+    ban.ban_real_models()
+    assert not ban.REAL_MODELS_ALLOWED
+    monkeypatch.setenv(ban.ALLOW_ENV, "1")
+    ban.check_endpoint_allowed("https://api.openai.com/v1")  # lifted on purpose: no error

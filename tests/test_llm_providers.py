@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from toolsmith.errors import ConfigError, MissingKeyError
-from toolsmith.llm import (
+from toolsmith.providers import (
     ProviderConfig,
     is_local_url,
     is_loopback_url,
     load_dotenv_files,
+    openrouter_model,
     resolve_provider,
 )
-from toolsmith.providers import openrouter_model
 
 
 def test_default_is_openai_with_sdk_default_url() -> None:

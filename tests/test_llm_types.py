@@ -9,16 +9,9 @@ from types import SimpleNamespace as NS
 import pytest
 
 from toolsmith.errors import ModelResponseError
-from toolsmith.llm import (
-    ModelReply,
-    RetryPolicy,
-    ToolCallRequest,
-    Usage,
-    compute_cost,
-    parse_completion,
-    parse_retry_after,
-    redact,
-)
+from toolsmith.model import ModelReply, ToolCallRequest, Usage, compute_cost
+from toolsmith.model.completion import parse_completion, redact
+from toolsmith.model.retry import RetryPolicy, parse_retry_after
 
 
 def test_usage_adds_up_and_cost_none_is_neutral() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from toolsmith.errors import ModelError, ModelResponseError
-from toolsmith.llm import Model, ModelReply, Usage
+from toolsmith.model import Model, ModelReply, Usage
 from toolsmith.testing import (
     ScriptedModel,
     estimate_tokens,

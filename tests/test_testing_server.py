@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from toolsmith.errors import ConfigError
-from toolsmith.llm import ModelReply, Usage
+from toolsmith.model import ModelReply, Usage
 from toolsmith.testing import ScriptedModel, ScriptedServer, final, reply, tool_call
 
 CHAT = {"model": "scripted", "messages": [{"role": "user", "content": "hi"}]}

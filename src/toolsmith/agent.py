@@ -34,7 +34,7 @@ from toolsmith.events import (
 )
 from toolsmith.gate import Gate
 from toolsmith.library import ToolLibrary
-from toolsmith.llm import Model, ModelReply, Usage
+from toolsmith.model import Model, ModelReply, Usage
 from toolsmith.redaction import encodable
 from toolsmith.replies import normalise_reply, strip_thinking
 from toolsmith.sandbox import Sandbox

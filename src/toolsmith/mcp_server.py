@@ -45,7 +45,7 @@ from toolsmith.config import Settings
 from toolsmith.errors import ConfigError, LibraryError, SandboxUnavailableError, ToolNotFoundError
 from toolsmith.health import call_stored_tool, source_line
 from toolsmith.library import Status, ToolLibrary, ToolVersion
-from toolsmith.llm import ProviderConfig
+from toolsmith.providers import ProviderConfig
 from toolsmith.sandbox import Sandbox
 from toolsmith.schema import argument_problems
 

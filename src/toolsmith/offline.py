@@ -28,7 +28,7 @@ from toolsmith.config import Settings
 from toolsmith.context import WebAccess
 from toolsmith.events import EventSink, null_sink
 from toolsmith.library import ToolLibrary
-from toolsmith.llm import ModelReply
+from toolsmith.model import ModelReply
 from toolsmith.sandbox import Sandbox
 from toolsmith.testing import ScriptedModel, final, last_tool_result, reply, tool_call
 from toolsmith.trajectory import TaskResult

@@ -29,7 +29,7 @@ from collections.abc import Collection
 from dataclasses import replace
 from typing import Any
 
-from toolsmith.llm import ModelReply, ToolCallRequest
+from toolsmith.model import ModelReply, ToolCallRequest
 from toolsmith.redaction import encodable
 
 _THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)

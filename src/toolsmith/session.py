@@ -21,7 +21,9 @@ from toolsmith.config import Settings
 from toolsmith.errors import ModelConfigError
 from toolsmith.events import Event, EventSink, ModelRetry, TaskStarted, null_sink
 from toolsmith.library import ToolLibrary
-from toolsmith.llm import ChatModel, Model, ProviderConfig, resolve_provider
+from toolsmith.model import Model
+from toolsmith.model.client import ChatModel
+from toolsmith.providers import ProviderConfig, resolve_provider
 from toolsmith.redaction import Redactor
 from toolsmith.sandbox import Sandbox
 from toolsmith.trajectory import TaskResult, TrajectoryWriter, reuse_held

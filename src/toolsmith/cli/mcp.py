@@ -43,7 +43,7 @@ def mcp_command(
     from toolsmith.mcp_server import ServeOptions, serve
 
     if solve_task:  # like `toolsmith run`: the model settings may live in a .env file
-        from toolsmith.llm import load_dotenv_files
+        from toolsmith.providers import load_dotenv_files
 
         with cli_errors():
             load_dotenv_files()
@@ -78,8 +78,8 @@ def _require_sdk() -> None:
 
 def _solver(settings: Settings) -> TaskSolver:
     """The agent behind solve_task; a missing model key fails here, before serving anything."""
-    from toolsmith.llm import resolve_provider
     from toolsmith.mcp_server import TaskSolver
+    from toolsmith.providers import resolve_provider
 
     with cli_errors():
         return TaskSolver(settings, resolve_provider())

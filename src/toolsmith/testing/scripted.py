@@ -1,6 +1,6 @@
-"""ScriptedModel: a :class:`~toolsmith.llm.Model` that plays back a script of replies.
+"""ScriptedModel: a :class:`~toolsmith.model.Model` that plays back a script of replies.
 
-Each script item is a :class:`~toolsmith.llm.ModelReply` or a callable
+Each script item is a :class:`~toolsmith.model.ModelReply` or a callable
 ``(messages, tools) -> ModelReply``. Callables let a final answer be computed from the real
 tool result already in the transcript (see :func:`last_tool_result`), so scripted runs
 never invent an answer either. The model records every request it was sent, fails loudly
@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from toolsmith.errors import ModelError, ModelResponseError
-from toolsmith.llm import ModelReply, ToolCallRequest, Usage
+from toolsmith.model import ModelReply, ToolCallRequest, Usage
 
 Messages = list[dict[str, Any]]
 ScriptItem = ModelReply | Callable[[Messages, Messages], ModelReply]

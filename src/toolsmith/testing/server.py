@@ -1,6 +1,6 @@
 """ScriptedServer: a real OpenAI-compatible HTTP endpoint on loopback, answering from a Model.
 
-Tests point a real :class:`~toolsmith.llm.ChatModel` (real SDK, real HTTP) at it, so the
+Tests point a real :class:`~toolsmith.model.client.ChatModel` (real SDK, real HTTP) at it, so the
 whole client path runs without any model provider. It serves ``POST /v1/chat/completions``
 (non-streaming) and ``GET /v1/models``, records what it received, and plays a queue of
 faults before normal answers: error statuses with ``Retry-After``, hangs, dropped
@@ -26,7 +26,8 @@ from types import TracebackType
 from typing import Any
 
 from toolsmith.errors import ConfigError
-from toolsmith.llm import Model, ModelReply, is_loopback_url
+from toolsmith.model import Model, ModelReply
+from toolsmith.providers import is_loopback_url
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,16 @@
+"""The model: provider-neutral types and protocol, and the clients that implement it.
+
+* :mod:`~toolsmith.model.types`: :class:`ModelReply`, :class:`ToolCallRequest`,
+  :class:`Usage` and the :class:`Model` protocol (no SDK import);
+* :mod:`~toolsmith.model.completion`: a chat completion read into a ModelReply;
+* :mod:`~toolsmith.model.retry`: the retry policy and ``Retry-After``;
+* :mod:`~toolsmith.model.ban`: the real-model ban tests rely on;
+* :mod:`~toolsmith.model.client`: :class:`ChatModel`, the OpenAI-compatible client (the
+  only module here that imports the ``openai`` SDK; import it from there).
+
+Importing this package loads no SDK.
+"""
+
+from toolsmith.model.types import Model, ModelReply, ToolCallRequest, Usage, compute_cost
+
+__all__ = ["Model", "ModelReply", "ToolCallRequest", "Usage", "compute_cost"]
