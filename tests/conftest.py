@@ -25,3 +25,4 @@ def _private_toolsmith_home(tmp_path_factory: pytest.TempPathFactory, monkeypatc
     """No test may read or write the developer's real library, config or trajectories."""
     monkeypatch.setenv("TOOLSMITH_HOME", str(tmp_path_factory.mktemp("toolsmith-home")))
     monkeypatch.delenv("TOOLSMITH_CONFIG", raising=False)
+    monkeypatch.delenv("TOOLSMITH_LIBRARY_URL", raising=False)

@@ -81,15 +81,15 @@ def _die(*_args: object, **_kwargs: object) -> None:
 
 
 def _crashing_writer(path: str, point: str) -> None:
-    from toolsmith.library import search, store
+    from toolsmith.library import search, store, writes
 
     library = ToolLibrary(Path(path))
     if point == "after-version-row":
-        store._insert_stats = _die  # type: ignore[assignment]
+        store.insert_stats = _die  # type: ignore[assignment]
     elif point == "while-indexing":
         search.index = _die  # type: ignore[assignment]
     elif point == "while-auditing-supersede":
-        store._change_status = _die  # type: ignore[assignment]
+        writes.change_status = _die  # type: ignore[assignment]
     elif point == "while-quarantining":
         search.unindex = _die  # type: ignore[assignment]
         library.set_status("days_between", 1, Status.QUARANTINED, reason="x", actor="t")
@@ -151,6 +151,6 @@ def test_racing_first_opens_never_see_a_half_made_library(tmp_path: Path, round_
     for proc in procs:
         proc.join(timeout=60)
     assert outcomes == [("ok", 0)] * 12
-    with ToolLibrary(Path(path)) as library:
-        rows = library._conn.execute("SELECT number FROM schema_migrations ORDER BY number").fetchall()
+    with ToolLibrary(Path(path)) as library, library._read() as tx:
+        rows = tx.execute("SELECT number FROM schema_migrations ORDER BY number").fetchall()
         assert [r[0] for r in rows] == [m.number for m in MIGRATIONS]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from library_backends import BACKENDS, library_target
 from toolsmith.errors import LibraryError
 from toolsmith.library import Provenance, Status, ToolLibrary, ToolSpec
 from toolsmith.library.search import match_expression, query_terms, tokens
@@ -32,9 +33,16 @@ def spec(name: str, description: str, keywords: tuple[str, ...] = ()) -> ToolSpe
     )
 
 
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh library URL on each backend: the ranking contract holds on both."""
+    with library_target(request.param, tmp_path) as url:
+        yield url
+
+
 @pytest.fixture
-def lib(tmp_path: Path) -> Iterator[ToolLibrary]:
-    library = ToolLibrary(tmp_path / "library.db")
+def lib(backend: str) -> Iterator[ToolLibrary]:
+    library = ToolLibrary(backend)
     for name, description, keywords in TOOLS:
         library.add(spec(name, description, keywords), provenance=Provenance(), gate={})
     yield library
@@ -141,10 +149,10 @@ def test_bad_limit_is_refused(lib: ToolLibrary) -> None:
             lib.search("days", limit=bad)
 
 
-def test_search_never_returns_the_whole_library(tmp_path: Path) -> None:
-    with ToolLibrary(tmp_path / "big.db") as library, library.batch():
+def test_search_never_returns_the_whole_library(backend: str) -> None:
+    with ToolLibrary(backend) as library, library.batch():
         for i in range(300):
             library.add(spec(f"get_price_{i}", "Get the price of something."), provenance=Provenance(), gate={})
-    with ToolLibrary(tmp_path / "big.db") as library:
+    with ToolLibrary(backend) as library:
         assert len(library.search("price", limit=1000)) == 100
         assert len(library.search("price")) == 5

@@ -1,18 +1,24 @@
-"""The tool library's storage rules: migrations, immutability, versions, status, audit."""
+"""The tool library's storage rules: migrations, immutability, versions, status, audit.
+
+The ``lib`` tests are the contract every backend keeps: they run on SQLite and on
+PostgreSQL (marked ``postgres``). Tests that open the SQLite file behind the library's
+back use ``sqlite_lib``.
+"""
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from library_backends import BACKENDS, library_target
 from toolsmith.config import Settings
 from toolsmith.errors import CorruptLibraryError, ImmutableVersionError, LibraryError, ToolNotFoundError
 from toolsmith.library import Provenance, Requirement, Status, ToolLibrary, ToolSpec
 from toolsmith.library.db import APPLICATION_ID
 from toolsmith.library.migrations import LATEST, MIGRATIONS, _apply
-from toolsmith.library.search import rebuild
 
 CODE = "def run(a):\n    return {'a': a}\n"
 
@@ -32,11 +38,16 @@ def spec(name: str = "days_between", description: str = "Days between two dates"
 PROV = Provenance(task="how many days", model="test-model", sources=("https://example.org/docs",), session_id="s1")
 
 
+@pytest.fixture(params=BACKENDS)
+def lib(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ToolLibrary]:
+    with library_target(request.param, tmp_path) as url, ToolLibrary(url) as library:
+        yield library
+
+
 @pytest.fixture
-def lib(tmp_path: Path) -> ToolLibrary:
-    library = ToolLibrary(tmp_path / "library.db")
-    yield library  # type: ignore[misc]
-    library.close()
+def sqlite_lib(tmp_path: Path) -> Iterator[ToolLibrary]:
+    with ToolLibrary(tmp_path / "library.db") as library:
+        yield library
 
 
 def raw(path: Path) -> sqlite3.Connection:
@@ -134,7 +145,8 @@ def test_hash_is_stable_and_content_addressed() -> None:
     assert len(a.content_hash()) == 64
 
 
-def test_sql_update_of_content_is_refused_by_trigger(lib: ToolLibrary) -> None:
+def test_sql_update_of_content_is_refused_by_trigger(sqlite_lib: ToolLibrary) -> None:
+    lib = sqlite_lib
     lib.add(spec(), provenance=PROV, gate={})
     lib.close()
     conn = raw(lib.path)
@@ -255,11 +267,9 @@ def test_purge_deletes_everything_but_the_audit_trail(lib: ToolLibrary) -> None:
     last = lib.audit_log("days_between")[-1]
     assert (last.action, last.actor, last.reason) == ("purge", "user:carol", "leaked data")
     assert last.details["versions"]["1"] == first.hash
-    conn = raw(lib.path)
-    for table in ("versions", "stats", "tools", "purge_allow"):
-        assert conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == 0, table
-    assert conn.execute("SELECT COUNT(*) FROM tools_fts WHERE rowid > 0").fetchone()[0] == 0
-    conn.close()
+    with lib._read() as tx:
+        for table in ("versions", "stats", "tools", "purge_allow"):
+            assert tx.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == 0, table
     # the name can be used again, starting a fresh history
     assert lib.add(spec(), provenance=PROV, gate={}).version == 1
 
@@ -320,7 +330,8 @@ def test_openai_schema_and_to_dict(lib: ToolLibrary) -> None:
     assert v.to_dict()["provenance"]["model"] == "test-model"
 
 
-def test_damaged_record_is_reported_as_corrupt(lib: ToolLibrary) -> None:
+def test_damaged_record_is_reported_as_corrupt(sqlite_lib: ToolLibrary) -> None:
+    lib = sqlite_lib
     lib.add(spec(), provenance=PROV, gate={})
     lib.close()
     conn = raw(lib.path)
@@ -334,8 +345,7 @@ def test_damaged_record_is_reported_as_corrupt(lib: ToolLibrary) -> None:
 def test_search_index_can_be_rebuilt(lib: ToolLibrary) -> None:
     lib.add(spec(), provenance=PROV, gate={})
     lib.add(spec("other_tool", "Another thing"), provenance=PROV, gate={}, status=Status.PENDING)
-    with lib._write() as conn:
-        assert rebuild(conn) == 1
+    assert lib.rebuild_search_index() == 1
     assert [h.tool.name for h in lib.search("days between")] == ["days_between"]
     assert lib.search("another thing") == []
 

@@ -56,6 +56,8 @@ class Settings:
     max_tokens: int = 0
     max_wall_s: float = 0.0
     max_nudges: int = 2
+    # the tool library: None is the SQLite file in the home; else a library URL
+    library_url: str | None = None
     # model price table: model name -> (input, output) in currency units per million tokens
     prices: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
@@ -138,8 +140,16 @@ def _from_layers(home: Path, data: dict[str, Any], env: Mapping[str, str]) -> Se
         "max_wall_s": _float(budget.get("max_wall_s", 0), "budget.max_wall_s"),
         "max_nudges": _int(budget.get("max_nudges", 2), "budget.max_nudges", minimum=0),
         "prices": _prices(_table(data, "prices")),
+        "library_url": _library_url(env, _table(data, "library")),
     }
     return Settings(home=home, **values)
+
+
+def _library_url(env: Mapping[str, str], library: Mapping[str, Any]) -> str | None:
+    value = env.get("TOOLSMITH_LIBRARY_URL") or library.get("url") or None
+    if value is not None and not isinstance(value, str):
+        raise ConfigError("library.url in config.toml must be a string (a library URL).", setting="library.url")
+    return value
 
 
 def _table(data: Mapping[str, Any], key: str) -> dict[str, Any]:

@@ -18,6 +18,7 @@ Sandbox errors carry the run's data (``exit_code``, ``stdout``, ``stderr``,
     │   └── KeyFileError
     ├── LibraryError
     │   ├── CorruptLibraryError
+    │   ├── LibraryUnavailableError
     │   ├── ToolNotFoundError
     │   ├── ImmutableVersionError
     │   ├── ReviewError
@@ -80,15 +81,34 @@ class LibraryError(ToolsmithError):
 
 
 class CorruptLibraryError(LibraryError):
-    """The library file is not a toolsmith database (or is damaged). It is never overwritten."""
+    """The library file (or database) is not a toolsmith library, or is damaged.
+    It is never overwritten. ``path`` is the file, or the database URL without password."""
 
-    def __init__(self, path: Path, detail: str) -> None:
+    def __init__(self, path: Path | str, detail: str) -> None:
         super().__init__(
             f"{path} is not a usable toolsmith library ({detail}). It was left untouched; "
-            f"move it aside or point TOOLSMITH_HOME at another directory."
+            + (
+                "move it aside or point TOOLSMITH_HOME at another directory."
+                if isinstance(path, Path)
+                else "point library.url (or TOOLSMITH_LIBRARY_URL) at another database."
+            )
         )
         self.path = path
         self.detail = detail
+
+
+class LibraryUnavailableError(LibraryError):
+    """The library's database server cannot be reached or refuses us (down, wrong
+    credentials, connection lost). ``where`` is the URL with its password redacted."""
+
+    def __init__(self, where: str, detail: str) -> None:
+        super().__init__(
+            f"Cannot use the tool library at {where}: {detail}. Nothing was written; check the server "
+            f"and library.url (or TOOLSMITH_LIBRARY_URL)."
+        )
+        self.where = where
+        self.detail = detail
+        self.setting = "library.url"
 
 
 class ToolNotFoundError(LibraryError):

@@ -421,7 +421,7 @@ def serve(settings: Settings, options: ServeOptions, *, solver: TaskSolver | Non
             sock = bind_socket(options.host, options.port)
             anyio.run(_serve_http, server, watcher, sock, options.host)
         else:
-            log.info("serving %d tools from %s over stdio", len(tools.active()), settings.db_path)
+            log.info("serving %d tools from %s over stdio", len(tools.active()), library.display)
             anyio.run(_serve_stdio, server, watcher)
     finally:
         library.close()

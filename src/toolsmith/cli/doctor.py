@@ -106,15 +106,22 @@ def check_uv(settings: Settings) -> list[Check]:
 
 def check_library(settings: Settings) -> list[Check]:
     from toolsmith.library import ToolLibrary
+    from toolsmith.library.location import parse
 
-    path = settings.db_path
-    if not path.exists():
+    try:
+        where = parse(settings.library_url, settings.db_path)
+    except ToolsmithError as exc:
+        return [Check("tool library", False, str(exc))]
+    path = where.path
+    if path is not None and not path.exists():
         return [Check("tool library", True, f"{path} (not created yet)")]
     try:
-        with ToolLibrary(path) as library:
+        with ToolLibrary(where) as library:
             count = len(library)
     except ToolsmithError as exc:
         return [Check("tool library", False, str(exc))]
+    if path is None:
+        return [Check("tool library", True, f"{where.display}: {count} tool(s)")]
     size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
     return [Check("tool library", True, f"{path}: {count} tool(s), {size / 1024:.0f} KiB")]
 

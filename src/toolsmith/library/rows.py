@@ -8,7 +8,6 @@ complete :class:`ToolVersion` objects.
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import Any
 
 from toolsmith.library.models import (
@@ -35,7 +34,7 @@ def dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def to_spec(row: sqlite3.Row) -> ToolSpec:
+def to_spec(row: Any) -> ToolSpec:
     return ToolSpec(
         name=row["name"],
         description=row["description"],
@@ -47,7 +46,7 @@ def to_spec(row: sqlite3.Row) -> ToolSpec:
     )
 
 
-def to_stats(row: sqlite3.Row) -> UsageStats:
+def to_stats(row: Any) -> UsageStats:
     calls = int(row["calls"] or 0)
     total = float(row["total_latency_ms"] or 0.0)
     return UsageStats(
@@ -60,7 +59,7 @@ def to_stats(row: sqlite3.Row) -> UsageStats:
     )
 
 
-def to_version(row: sqlite3.Row) -> ToolVersion:
+def to_version(row: Any) -> ToolVersion:
     provenance = Provenance(
         task=row["task"],
         model=row["model"],
@@ -82,7 +81,7 @@ def to_version(row: sqlite3.Row) -> ToolVersion:
     )
 
 
-def to_audit(row: sqlite3.Row) -> AuditEntry:
+def to_audit(row: Any) -> AuditEntry:
     return AuditEntry(
         id=int(row["id"]),
         at=row["at"],

@@ -1,4 +1,8 @@
-"""The persistent tool library: versioned, content-hashed, audited tools in one SQLite file.
+"""The persistent tool library: versioned, content-hashed, audited tools.
+
+The library lives in one SQLite file (the default) or in a PostgreSQL database a team
+shares (``library.url``); :mod:`toolsmith.library.backend` is the seam between the rules
+below and the database.
 
 Rules the store enforces (the schema's triggers enforce the same ones underneath):
 
@@ -7,30 +11,26 @@ Rules the store enforces (the schema's triggers enforce the same ones underneath
 * at most one version per tool is active, and that one is *served* (found by search,
   returned by :meth:`ToolLibrary.get`); activating a version retires the previous one;
 * every state change writes an audit row in the same transaction, and every logical
-  operation is one ``BEGIN IMMEDIATE`` transaction, so a crash leaves the old or the
-  new state and two processes never lose each other's updates.
+  operation is one write transaction that excludes every other writer, so a crash
+  leaves the old or the new state and two processes (or machines) never lose each
+  other's updates.
 """
 
 from __future__ import annotations
 
 import getpass
-import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import replace
-from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from toolsmith.errors import (
-    CorruptLibraryError,
-    ImmutableVersionError,
-    LibraryError,
-    ToolNotFoundError,
-)
-from toolsmith.library import db, migrations, search
+from toolsmith.errors import ConfigError, CorruptLibraryError, LibraryError, ToolNotFoundError
+from toolsmith.library import location as locations
+from toolsmith.library.backend import Backend, Tx
+from toolsmith.library.location import LibraryLocation
 from toolsmith.library.models import (
     AuditEntry,
     Provenance,
@@ -40,22 +40,32 @@ from toolsmith.library.models import (
     ToolVersion,
     UsageStats,
 )
-from toolsmith.library.rows import VERSION_COLUMNS, dumps, to_audit, to_stats, to_version
+from toolsmith.library.rows import dumps, to_audit, to_stats, to_version
+from toolsmith.library.writes import (
+    SELECT,
+    as_status,
+    audit,
+    change_status,
+    fetch,
+    insert_stats,
+    insert_version,
+    next_number,
+    retire_served,
+    utc_now,
+    version_row,
+)
 
 if TYPE_CHECKING:
     from toolsmith.config import Settings
 
-_SELECT = f"SELECT {VERSION_COLUMNS} FROM versions v LEFT JOIN stats s ON s.version_id = v.id"
+__all__ = ["ToolLibrary", "user_actor", "utc_now"]
+
 # The version a tool is shown as: the served one, else the newest live one, else the newest.
 _DISPLAY = (
     "COALESCE(t.active_version, (SELECT MAX(x.version) FROM versions x "
     "WHERE x.name = t.name AND x.status != 'retired'), t.latest_version)"
 )
 _MAX_ERROR_CHARS = 2000
-
-
-def utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def user_actor() -> str:
@@ -66,37 +76,62 @@ def user_actor() -> str:
         return "user:unknown"
 
 
-class ToolLibrary:
-    """The tool library stored in one SQLite file. Safe to share between processes."""
+def open_backend(where: LibraryLocation) -> Backend:
+    """Connect to the library at ``where`` (creating or migrating its schema)."""
+    if where.is_postgres:
+        try:  # psycopg is an optional extra, imported only for a PostgreSQL library
+            from toolsmith.library.postgres.backend import PostgresBackend
+        except ImportError as exc:
+            raise ConfigError(
+                f"The library at {where.display} needs psycopg: pip install 'toolsmith[postgres]'.",
+                setting="library.url",
+            ) from exc
+        return PostgresBackend(where)
+    from toolsmith.library.sqlite_backend import SqliteBackend
 
-    def __init__(self, path: Path) -> None:
-        self.path = Path(path)
+    return SqliteBackend(where)
+
+
+class ToolLibrary:
+    """The tool library. Safe to share between threads, processes and (on PostgreSQL) machines.
+
+    ``target`` is a path (an SQLite file), a library URL, or a parsed location.
+    """
+
+    def __init__(self, target: Path | str | LibraryLocation) -> None:
+        if isinstance(target, LibraryLocation):
+            self.location = target
+        elif isinstance(target, str) and "://" in target:
+            self.location = locations.parse(target, Path("library.db"))
+        else:
+            self.location = locations.sqlite_at(Path(target))
         self._lock = threading.RLock()
         self._depth = 0
-        db.check_file(self.path)
-        with suppress(OSError):
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = db.connect(self.path)
-        try:
-            # Identify read-only before anything (even the WAL switch) writes to the file.
-            migrations.identify(self._conn, self.path)
-            db.enable_wal(self._conn)
-            migrations.migrate(self._conn, self.path)
-        except CorruptLibraryError:
-            self._conn.close()
-            raise
-        except sqlite3.Error as exc:
-            self._conn.close()
-            raise db.as_library_error(self.path, exc) from exc
+        self._backend = open_backend(self.location)
+
+    @property
+    def path(self) -> Path:
+        """The SQLite file (for messages about a file); a PostgreSQL library has none."""
+        if self.location.path is None:
+            raise LibraryError(f"The library at {self.location.display} is not a file.")
+        return self.location.path
+
+    @property
+    def display(self) -> str:
+        """Where the library lives, safe to show (no password)."""
+        return self.location.display
 
     @classmethod
     def open(cls, settings: Settings) -> ToolLibrary:
-        settings.home.mkdir(parents=True, exist_ok=True)
-        return cls(settings.db_path)
+        """The library ``settings`` name (``library.url``, else the home's SQLite file)."""
+        where = locations.parse(settings.library_url, settings.db_path)
+        if not where.is_postgres:
+            settings.home.mkdir(parents=True, exist_ok=True)
+        return cls(where)
 
     def close(self) -> None:
         with self._lock:
-            self._conn.close()
+            self._backend.close()
 
     def __enter__(self) -> ToolLibrary:
         return self
@@ -107,7 +142,7 @@ class ToolLibrary:
         self.close()
 
     def __repr__(self) -> str:
-        return f"ToolLibrary({str(self.path)!r})"
+        return f"ToolLibrary({self.location.display!r})"
 
     # --- transactions ----------------------------------------------------------------
 
@@ -115,31 +150,43 @@ class ToolLibrary:
     def _errors(self) -> Iterator[None]:
         try:
             yield
-        except sqlite3.Error as exc:
-            text = str(exc)
-            if text.startswith("toolsmith:"):
-                raise ImmutableVersionError(text.removeprefix("toolsmith:").strip()) from exc
-            raise db.as_library_error(self.path, exc) from exc
+        except self._backend.errors as exc:
+            raise self._backend.translate(exc) from exc
         except (ValueError, TypeError, KeyError) as exc:  # a stored record that does not decode
-            raise CorruptLibraryError(self.path, f"a stored record is damaged ({exc})") from exc
+            raise CorruptLibraryError(self.display, f"a stored record is damaged ({exc})") from exc
 
     @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
-        with self._lock, self._errors():
-            yield self._conn
+    def _read(self) -> Iterator[Tx]:
+        with self._lock, self._errors(), self._backend.reading() as tx:
+            yield tx
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _write(self) -> Iterator[Tx]:
         with self._lock, self._errors():
             if self._depth:  # inside batch(): the outer transaction commits or rolls back
-                yield self._conn
+                with self._backend.reading() as tx:
+                    yield tx
                 return
             self._depth += 1
             try:
-                with db.immediate(self._conn) as conn:
-                    yield conn
+                with self._backend.writing() as tx:
+                    yield tx
             finally:
                 self._depth -= 1
+
+    def wait_for_change(self, timeout_s: float) -> bool:
+        """Wait until another process changes the library's state, at most ``timeout_s``.
+
+        True: a change notice arrived (PostgreSQL pushes them). False: the time ran out,
+        and the caller should look for itself (SQLite has no notices, so callers poll).
+        """
+        with self._errors():
+            return self._backend.wait_for_change(timeout_s)
+
+    def rebuild_search_index(self) -> int:
+        """Re-create the search index from the served versions; returns how many it holds."""
+        with self._write() as tx:
+            return self._backend.rebuild_index(tx)
 
     @contextmanager
     def batch(self) -> Iterator[ToolLibrary]:
@@ -179,7 +226,7 @@ class ToolLibrary:
         details: dict[str, Any] | None = None,
     ) -> tuple[ToolVersion, bool]:
         """Like :meth:`add`, also saying whether a new version was created."""
-        status = _as_status(status)
+        status = as_status(status)
         if not spec.name.isidentifier():
             raise LibraryError(f"Tool name {spec.name!r} is not a valid identifier.")
         try:
@@ -187,60 +234,60 @@ class ToolLibrary:
             gate_json = dumps(gate)
         except (TypeError, ValueError) as exc:
             raise LibraryError(f"Tool {spec.name!r} is not JSON-serialisable: {exc}") from exc
-        with self._write() as conn:
-            same = conn.execute(
+        with self._write() as tx:
+            same = tx.execute(
                 "SELECT version FROM versions WHERE name = ? AND hash = ?", (spec.name, digest)
             ).fetchone()
             if same is not None:
-                return _fetch(conn, spec.name, int(same[0])), False
-            number = _next_number(conn, spec.name, parent_version)
+                return fetch(tx, spec.name, int(same[0])), False
+            number = next_number(tx, spec.name, parent_version)
             now = utc_now()
             if not provenance.created_at:
                 provenance = replace(provenance, created_at=now)
             audit_details = {"hash": digest, "status": status.value, "origin": provenance.origin}
-            _audit(conn, actor, action, spec.name, number, None, {**audit_details, **(details or {})})
+            audit(tx, actor, action, spec.name, number, None, {**audit_details, **(details or {})})
             if status is Status.ACTIVE:
-                _retire_served(conn, spec.name, number, actor)
+                retire_served(tx, spec.name, number, actor)
             row = (spec, digest, number, provenance, gate_json, parent_version, status, now)
-            version_id = _insert_version(conn, *row)
-            _insert_stats(conn, version_id)
+            version_id = insert_version(tx, *row)
+            insert_stats(tx, version_id)
             if status is Status.ACTIVE:
-                search.index(conn, version_id, spec)
-            conn.execute(
+                tx.index(version_id, spec)
+            tx.execute(
                 "UPDATE tools SET latest_version = ?, active_version = "
                 "CASE WHEN ? THEN ? ELSE active_version END WHERE name = ?",
                 (number, status is Status.ACTIVE, number, spec.name),
             )
-            return _fetch(conn, spec.name, number), True
+            return fetch(tx, spec.name, number), True
 
     # --- reading ---------------------------------------------------------------------
 
     def _versions(self, sql: str, args: tuple[Any, ...] = ()) -> list[ToolVersion]:
         # Rows are decoded inside the guard, so a damaged record becomes CorruptLibraryError.
-        with self._read() as conn:
-            return [to_version(r) for r in conn.execute(sql, args).fetchall()]
+        with self._read() as tx:
+            return [to_version(r) for r in tx.execute(sql, args).fetchall()]
 
     def get(self, name: str, version: int | None = None) -> ToolVersion:
         """A version; without ``version`` the served one, else the newest live, else newest."""
         if version is None:
-            sql = f"{_SELECT} JOIN tools t ON t.name = v.name WHERE t.name = ? AND v.version = {_DISPLAY}"
+            sql = f"{SELECT} JOIN tools t ON t.name = v.name WHERE t.name = ? AND v.version = {_DISPLAY}"
             found = self._versions(sql, (name,))
         else:
-            found = self._versions(f"{_SELECT} WHERE v.name = ? AND v.version = ?", (name, version))
+            found = self._versions(f"{SELECT} WHERE v.name = ? AND v.version = ?", (name, version))
         if not found:
             raise ToolNotFoundError(name, version)
         return found[0]
 
     def served(self, name: str) -> ToolVersion | None:
         found = self._versions(
-            f"{_SELECT} JOIN tools t ON t.name = v.name AND v.version = t.active_version WHERE t.name = ?",
+            f"{SELECT} JOIN tools t ON t.name = v.name AND v.version = t.active_version WHERE t.name = ?",
             (name,),
         )
         return found[0] if found else None
 
     def history(self, name: str) -> list[ToolVersion]:
         """Every version of a tool, oldest first."""
-        found = self._versions(f"{_SELECT} WHERE v.name = ? ORDER BY v.version", (name,))
+        found = self._versions(f"{SELECT} WHERE v.name = ? ORDER BY v.version", (name,))
         if not found:
             raise ToolNotFoundError(name)
         return found
@@ -249,54 +296,54 @@ class ToolLibrary:
         """One entry per tool (its served version, else its newest), sorted by name."""
         where = "" if include_retired else "WHERE v.status != 'retired'"
         return self._versions(
-            f"{_SELECT} JOIN tools t ON t.name = v.name AND v.version = {_DISPLAY} {where} ORDER BY t.name"
+            f"{SELECT} JOIN tools t ON t.name = v.name AND v.version = {_DISPLAY} {where} ORDER BY t.name"
         )
 
     def search(self, query: str, *, limit: int = 5) -> list[SearchHit]:
         """The best ``limit`` served active tools for a task description, best first."""
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise LibraryError(f"Search limit must be a whole number >= 1; got {limit!r}.")
-        with self._read() as conn:
-            return search.search(conn, query, limit)
+        with self._read() as tx:
+            return self._backend.search(tx, query, limit)
 
     def audit_log(self, name: str | None = None, *, limit: int | None = None) -> list[AuditEntry]:
         """Audit entries, oldest first; with ``limit`` the most recent ``limit`` of them."""
         where, args = ("WHERE name = ?", [name]) if name is not None else ("", [])
         cap = "" if limit is None else f"LIMIT {max(int(limit), 0)}"
-        with self._read() as conn:
-            rows = conn.execute(
-                f"SELECT * FROM (SELECT * FROM audit {where} ORDER BY id DESC {cap}) ORDER BY id",
+        with self._read() as tx:
+            rows = tx.execute(
+                f"SELECT * FROM (SELECT * FROM audit {where} ORDER BY id DESC {cap}) AS recent ORDER BY id",
                 args,
             ).fetchall()
             return [to_audit(r) for r in rows]
 
     def with_status(self, *statuses: Status) -> list[ToolVersion]:
         """Every version (of any tool) in one of ``statuses``, oldest first."""
-        wanted = [_as_status(s).value for s in statuses]
+        wanted = [as_status(s).value for s in statuses]
         if not wanted:
             return []
         marks = ", ".join("?" * len(wanted))
-        return self._versions(f"{_SELECT} WHERE v.status IN ({marks}) ORDER BY v.id", tuple(wanted))
+        return self._versions(f"{SELECT} WHERE v.status IN ({marks}) ORDER BY v.id", tuple(wanted))
 
     def find_by_code_hash(self, code_hash: str) -> list[ToolVersion]:
         """Served active versions whose code is exactly the code with this SHA-256."""
         return self._versions(
-            f"{_SELECT} JOIN tools t ON t.name = v.name AND v.version = t.active_version "
+            f"{SELECT} JOIN tools t ON t.name = v.name AND v.version = t.active_version "
             "WHERE v.code_hash = ? ORDER BY v.name",
             (code_hash,),
         )
 
     def __len__(self) -> int:
-        with self._read() as conn:
-            row = conn.execute(
+        with self._read() as tx:
+            row = tx.execute(
                 "SELECT COUNT(*) FROM tools t WHERE EXISTS (SELECT 1 FROM versions v "
                 "WHERE v.name = t.name AND v.status != 'retired')"
             ).fetchone()
         return int(row[0])
 
     def __contains__(self, name: object) -> bool:
-        with self._read() as conn:
-            row = conn.execute("SELECT 1 FROM tools WHERE name = ?", (name,)).fetchone()
+        with self._read() as tx:
+            row = tx.execute("SELECT 1 FROM tools WHERE name = ?", (name,)).fetchone()
         return row is not None
 
     # --- changing status, removing ---------------------------------------------------
@@ -308,38 +355,38 @@ class ToolLibrary:
 
         ``action`` names the change in the audit trail (``approve``, ``reject``, ...).
         """
-        status = _as_status(status)
-        with self._write() as conn:
-            row = _version_row(conn, name, version)
-            _change_status(conn, row, status, reason, actor, action=action)
-            return _fetch(conn, name, version)
+        status = as_status(status)
+        with self._write() as tx:
+            row = version_row(tx, name, version)
+            change_status(tx, row, status, reason, actor, action=action)
+            return fetch(tx, name, version)
 
     def retire(self, name: str, *, reason: str, actor: str) -> None:
         """Retire every live version of a tool (``tools rm``); history and audit stay."""
-        with self._write() as conn:
-            rows = conn.execute(f"{_SELECT} WHERE v.name = ? ORDER BY v.version", (name,)).fetchall()
+        with self._write() as tx:
+            rows = tx.execute(f"{SELECT} WHERE v.name = ? ORDER BY v.version", (name,)).fetchall()
             if not rows:
                 raise ToolNotFoundError(name)
             for row in rows:
-                _change_status(conn, row, Status.RETIRED, reason, actor, action="retire")
+                change_status(tx, row, Status.RETIRED, reason, actor, action="retire")
 
     def purge(self, name: str, *, actor: str, reason: str = "") -> None:
         """Delete a tool and all its versions for good; the audit trail keeps the record."""
-        with self._write() as conn:
-            rows = conn.execute(
+        with self._write() as tx:
+            rows = tx.execute(
                 "SELECT id, version, hash FROM versions WHERE name = ? ORDER BY version", (name,)
             ).fetchall()
             if not rows:
                 raise ToolNotFoundError(name)
-            conn.execute("INSERT INTO purge_allow (name) VALUES (?)", (name,))
+            tx.execute("INSERT INTO purge_allow (name) VALUES (?)", (name,))
             for row in rows:
-                search.unindex(conn, int(row["id"]))
-                conn.execute("DELETE FROM stats WHERE version_id = ?", (row["id"],))
-            conn.execute("DELETE FROM versions WHERE name = ?", (name,))
-            conn.execute("DELETE FROM tools WHERE name = ?", (name,))
-            conn.execute("DELETE FROM purge_allow WHERE name = ?", (name,))
+                tx.unindex(int(row["id"]))
+                tx.execute("DELETE FROM stats WHERE version_id = ?", (row["id"],))
+            tx.execute("DELETE FROM versions WHERE name = ?", (name,))
+            tx.execute("DELETE FROM tools WHERE name = ?", (name,))
+            tx.execute("DELETE FROM purge_allow WHERE name = ?", (name,))
             hashes = {str(r["version"]): r["hash"] for r in rows}
-            _audit(conn, actor, "purge", name, None, reason or None, {"versions": hashes})
+            audit(tx, actor, "purge", name, None, reason or None, {"versions": hashes})
 
     # --- usage -----------------------------------------------------------------------
 
@@ -351,139 +398,22 @@ class ToolLibrary:
             latency = max(float(latency_ms), 0.0)
         except (TypeError, ValueError) as exc:
             raise LibraryError(f"latency_ms must be a number; got {latency_ms!r}.") from exc
-        with self._write() as conn:
-            version_id = int(_version_row(conn, name, version)["id"])
+        with self._write() as tx:
+            version_id = int(version_row(tx, name, version)["id"])
             if ok:
-                conn.execute(
+                tx.execute(
                     "UPDATE stats SET calls = calls + 1, consecutive_failures = 0, "
                     "total_latency_ms = total_latency_ms + ?, last_called_at = ? "
                     "WHERE version_id = ?",
                     (latency, utc_now(), version_id),
                 )
             else:
-                conn.execute(
+                tx.execute(
                     "UPDATE stats SET calls = calls + 1, failures = failures + 1, "
                     "consecutive_failures = consecutive_failures + 1, last_error = ?, "
                     "total_latency_ms = total_latency_ms + ?, last_called_at = ? "
                     "WHERE version_id = ?",
                     ((error or "unknown error")[:_MAX_ERROR_CHARS], latency, utc_now(), version_id),
                 )
-            row = conn.execute("SELECT * FROM stats WHERE version_id = ?", (version_id,)).fetchone()
+            row = tx.execute("SELECT * FROM stats WHERE version_id = ?", (version_id,)).fetchone()
             return to_stats(row)
-
-
-# --- statements used inside write transactions -----------------------------------------
-
-
-def _as_status(value: Status | str) -> Status:
-    try:
-        return Status(value)
-    except ValueError as exc:
-        allowed = ", ".join(s.value for s in Status)
-        raise LibraryError(f"Unknown tool status {value!r}; use one of {allowed}.") from exc
-
-
-def _fetch(conn: sqlite3.Connection, name: str, version: int) -> ToolVersion:
-    return to_version(_version_row(conn, name, version))
-
-
-def _version_row(conn: sqlite3.Connection, name: str, version: int) -> sqlite3.Row:
-    row = conn.execute(f"{_SELECT} WHERE v.name = ? AND v.version = ?", (name, version)).fetchone()
-    if row is None:
-        raise ToolNotFoundError(name, version)
-    return row  # type: ignore[no-any-return]
-
-
-def _next_number(conn: sqlite3.Connection, name: str, parent_version: int | None) -> int:
-    tool = conn.execute("SELECT latest_version FROM tools WHERE name = ?", (name,)).fetchone()
-    if tool is None:
-        conn.execute(
-            "INSERT INTO tools (name, created_at, latest_version) VALUES (?, ?, 0)",
-            (name, utc_now()),
-        )
-    number = (int(tool[0]) if tool is not None else 0) + 1
-    if parent_version is not None and not 1 <= parent_version < number:
-        raise LibraryError(f"Tool {name!r} has no version {parent_version} to derive from.")
-    return number
-
-
-def _insert_version(
-    conn: sqlite3.Connection,
-    spec: ToolSpec,
-    digest: str,
-    number: int,
-    provenance: Provenance,
-    gate_json: str,
-    parent_version: int | None,
-    status: Status,
-    now: str,
-) -> int:
-    cursor = conn.execute(
-        "INSERT INTO versions (name, version, hash, code_hash, description, parameters, code, test_args, "
-        "requirements, keywords, gate, task, model, sources, prov_created_at, session_id, "
-        "origin, parent_version, status, status_reason, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)",
-        (
-            spec.name, number, digest, spec.code_hash(), spec.description, dumps(spec.parameters), spec.code,
-            dumps(spec.test_args), dumps(spec.canonical()["requirements"]),
-            dumps(list(spec.keywords)), gate_json, provenance.task, provenance.model,
-            dumps(list(provenance.sources)), provenance.created_at, provenance.session_id,
-            provenance.origin, parent_version, status.value, now,
-        ),
-    )  # fmt: skip
-    return int(cursor.lastrowid or 0)
-
-
-def _insert_stats(conn: sqlite3.Connection, version_id: int) -> None:
-    conn.execute("INSERT INTO stats (version_id) VALUES (?)", (version_id,))
-
-
-def _retire_served(conn: sqlite3.Connection, name: str, successor: int, actor: str) -> None:
-    current = conn.execute("SELECT active_version FROM tools WHERE name = ?", (name,)).fetchone()
-    if current is None or current[0] is None or int(current[0]) == successor:
-        return
-    row = _version_row(conn, name, int(current[0]))
-    _change_status(conn, row, Status.RETIRED, f"superseded by v{successor}", actor)
-
-
-def _change_status(
-    conn: sqlite3.Connection,
-    row: sqlite3.Row,
-    status: Status,
-    reason: str,
-    actor: str,
-    *,
-    action: str = "status",
-) -> None:
-    old = Status(row["status"])
-    if old is status:
-        return
-    name, number, version_id = row["name"], int(row["version"]), int(row["id"])
-    if status is Status.ACTIVE:
-        _retire_served(conn, name, number, actor)
-    conn.execute(
-        "UPDATE versions SET status = ?, status_reason = ? WHERE id = ?",
-        (status.value, reason or None, version_id),
-    )
-    if status is Status.ACTIVE:
-        search.index(conn, version_id, to_version(row).spec)
-        conn.execute("UPDATE tools SET active_version = ? WHERE name = ?", (number, name))
-    elif old is Status.ACTIVE:
-        search.unindex(conn, version_id)
-        conn.execute("UPDATE tools SET active_version = NULL WHERE name = ?", (name,))
-    _audit(conn, actor, action, name, number, reason or None, {"from": old.value, "to": status.value})
-
-
-def _audit(
-    conn: sqlite3.Connection,
-    actor: str,
-    action: str,
-    name: str | None,
-    version: int | None,
-    reason: str | None,
-    details: dict[str, Any],
-) -> None:
-    conn.execute(
-        "INSERT INTO audit (at, actor, action, name, version, reason, details) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (utc_now(), actor, action, name, version, reason, dumps(details)),
-    )

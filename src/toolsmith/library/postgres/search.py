@@ -1,0 +1,74 @@
+"""Full-text search on PostgreSQL: a weighted tsvector per served tool, a GIN index.
+
+The text is cut into tokens by :mod:`toolsmith.library.search` exactly as for SQLite
+(names split on ``_`` and camelCase, CJK runs as bigrams, query stop words dropped);
+PostgreSQL stems them (``toolsmith_lexemes``) and does the matching and ranking. Field
+weights follow the SQLite index (name 10 : keywords 4 : description 1).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolsmith.library.models import SearchHit, ToolSpec
+from toolsmith.library.rows import VERSION_COLUMNS, to_version
+from toolsmith.library.search import MAX_LIMIT, query_terms, tokens
+
+# ts_rank's weight array is {D, C, B, A}: description in C, keywords in B, name in A.
+_WEIGHTS = "{0, 0.1, 0.4, 1.0}"
+# Normalisation 1 divides by 1 + log(document length), like BM25's length term.
+_NORMALISATION = 1
+
+_DOCUMENT = (
+    "toolsmith_weighted(%s::text[], 'A') || toolsmith_weighted(%s::text[], 'B') || toolsmith_weighted(%s::text[], 'C')"
+)
+
+
+def _fields(spec: ToolSpec) -> tuple[list[str], list[str], list[str]]:
+    keywords = [tok for word in spec.keywords for tok in tokens(word)]
+    return tokens(spec.name), keywords, tokens(spec.description)
+
+
+def index(conn: Any, version_id: int, spec: ToolSpec) -> None:
+    conn.execute(
+        f"INSERT INTO search_index (version_id, document) VALUES (%s, {_DOCUMENT}) "
+        f"ON CONFLICT (version_id) DO UPDATE SET document = EXCLUDED.document",
+        (version_id, *_fields(spec)),
+    )
+
+
+def unindex(conn: Any, version_id: int) -> None:
+    conn.execute("DELETE FROM search_index WHERE version_id = %s", (version_id,))
+
+
+def rebuild(conn: Any) -> int:
+    conn.execute("DELETE FROM search_index")
+    rows = conn.execute(
+        f"SELECT {VERSION_COLUMNS} FROM tools t JOIN versions v "
+        "ON v.name = t.name AND v.version = t.active_version "
+        "LEFT JOIN stats s ON s.version_id = v.id WHERE v.status = 'active'"
+    ).fetchall()
+    for row in rows:
+        index(conn, int(row["id"]), to_version(row).spec)
+    return len(rows)
+
+
+def search(conn: Any, query: str, limit: int) -> list[SearchHit]:
+    """The ``limit`` best served active tools for ``query``, best first (higher scores)."""
+    terms = query_terms(query)
+    if not terms:
+        return []
+    # The query is an OR of quoted lexemes built by PostgreSQL itself, so no user text
+    # is ever parsed as tsquery syntax.
+    rows = conn.execute(
+        "WITH q AS (SELECT COALESCE(string_agg(quote_literal(l), ' | '), '')::tsquery AS query "
+        "           FROM unnest(toolsmith_lexemes(%s::text[])) AS l), "
+        "hits AS (SELECT i.version_id, ts_rank(%s::real[], i.document, q.query, %s) AS rank "
+        "         FROM search_index i, q WHERE i.document @@ q.query "
+        "         ORDER BY rank DESC, i.version_id LIMIT %s) "
+        f"SELECT hits.rank AS rank, {VERSION_COLUMNS} FROM hits "
+        "JOIN versions v ON v.id = hits.version_id LEFT JOIN stats s ON s.version_id = v.id "
+        "WHERE v.status = 'active' ORDER BY hits.rank DESC, v.id",
+        (terms, _WEIGHTS, _NORMALISATION, min(limit, MAX_LIMIT)),
+    ).fetchall()
+    return [SearchHit(tool=to_version(row), score=float(row["rank"])) for row in rows]

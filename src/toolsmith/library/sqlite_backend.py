@@ -1,0 +1,93 @@
+"""The embedded backend: one SQLite file on this machine (the default).
+
+Writers exclude each other with ``BEGIN IMMEDIATE``; the search index is FTS5
+(:mod:`toolsmith.library.search`); the file's checks and migrations live in
+:mod:`toolsmith.library.db` and :mod:`toolsmith.library.migrations`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+from toolsmith.errors import CorruptLibraryError, ImmutableVersionError
+from toolsmith.library import db, migrations, search
+from toolsmith.library.backend import Backend, Tx
+from toolsmith.library.location import LibraryLocation, sqlite_at
+from toolsmith.library.models import SearchHit, ToolSpec
+
+
+class SqliteTx(Tx):
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> sqlite3.Cursor:
+        return self.conn.execute(sql, args)
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        self.conn.executemany(sql, rows)
+
+    def index(self, version_id: int, spec: ToolSpec) -> None:
+        search.index(self.conn, version_id, spec)
+
+    def unindex(self, version_id: int) -> None:
+        search.unindex(self.conn, version_id)
+
+
+class SqliteBackend(Backend):
+    errors = (sqlite3.Error,)
+
+    def __init__(self, location: LibraryLocation) -> None:
+        assert location.path is not None
+        self.location = location
+        self.path: Path = location.path
+        db.check_file(self.path)
+        with suppress(OSError):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = db.connect(self.path)
+        self._tx = SqliteTx(self._conn)
+        try:
+            # Identify read-only before anything (even the WAL switch) writes to the file.
+            migrations.identify(self._conn, self.path)
+            db.enable_wal(self._conn)
+            migrations.migrate(self._conn, self.path)
+        except CorruptLibraryError:
+            self._conn.close()
+            raise
+        except sqlite3.Error as exc:
+            self._conn.close()
+            raise db.as_library_error(self.path, exc) from exc
+
+    @classmethod
+    def at(cls, path: Path) -> SqliteBackend:
+        return cls(sqlite_at(path))
+
+    @contextmanager
+    def reading(self) -> Iterator[Tx]:
+        yield self._tx
+
+    @contextmanager
+    def writing(self) -> Iterator[Tx]:
+        with db.immediate(self._conn):
+            yield self._tx
+
+    def translate(self, exc: BaseException) -> Exception:
+        text = str(exc)
+        if text.startswith("toolsmith:"):
+            return ImmutableVersionError(text.removeprefix("toolsmith:").strip())
+        assert isinstance(exc, sqlite3.Error)
+        return db.as_library_error(self.path, exc)
+
+    def search(self, tx: Tx, query: str, limit: int) -> list[SearchHit]:
+        assert isinstance(tx, SqliteTx)
+        return search.search(tx.conn, query, limit)
+
+    def rebuild_index(self, tx: Tx) -> int:
+        assert isinstance(tx, SqliteTx)
+        return search.rebuild(tx.conn)
+
+    def close(self) -> None:
+        self._conn.close()
