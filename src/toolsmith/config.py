@@ -42,6 +42,7 @@ class Settings:
     pre_retrieval: bool = True
     # sandbox
     sandbox_backend: str = "auto"
+    bwrap_path: str = ""  # auto | system | bundled | a path (see sandbox.bwrap_binary)
     network: bool = True
     limits: Limits = field(default_factory=Limits)
     # packages
@@ -128,6 +129,7 @@ def _from_layers(home: Path, data: dict[str, Any], env: Mapping[str, str]) -> Se
         "sandbox_backend": _choice(
             env.get("TOOLSMITH_SANDBOX", sandbox.get("backend", "auto")), SANDBOX_BACKENDS, "sandbox.backend"
         ),
+        "bwrap_path": str(env.get("TOOLSMITH_BWRAP_PATH") or sandbox.get("bwrap_path", "")).strip(),
         "network": _bool(env.get("TOOLSMITH_NETWORK", sandbox.get("network", True)), "sandbox.network"),
         "limits": limits,
         "index_url": env.get("TOOLSMITH_INDEX_URL") or packages.get("index_url") or None,

