@@ -16,7 +16,7 @@ import os
 import stat
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
