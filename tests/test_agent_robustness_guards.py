@@ -113,7 +113,7 @@ def test_task_language(task: str, language: str | None) -> None:
     ],
 )
 def test_language_reminder(task: str, answer: str, reminded: bool) -> None:
-    assert (guards.language(task, answer, False) is not None) is reminded
+    assert (guards.wrong_language(task, answer) is not None) is reminded
 
 
 def test_a_bare_number_for_a_chinese_task_is_accepted_after_one_reminder(tmp_path: Path) -> None:

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolsmith import guards, prompts
+from toolsmith import prompts
 from toolsmith.config import Settings
 from toolsmith.context import TaskContext, WebAccess
 from toolsmith.errors import ModelConfigError, ModelError
@@ -25,7 +26,6 @@ from toolsmith.events import (
     Event,
     EventSink,
     FinalAnswer,
-    GuardFired,
     ModelUsage,
     StepStarted,
     TaskFinished,
@@ -33,6 +33,7 @@ from toolsmith.events import (
     null_sink,
 )
 from toolsmith.gate import Gate
+from toolsmith.guards import Draft, Guard, GuardSet, standard_guards
 from toolsmith.library import ToolLibrary
 from toolsmith.model import Model, ModelReply, Usage
 from toolsmith.redaction import encodable
@@ -64,9 +65,6 @@ class _Loop:
     usage: Usage = field(default_factory=Usage)
     model_calls: int = 0
     prompt_chars: int = 0
-    nudges: int = 0
-    empty_replies: int = 0
-    reminded: set[str] = field(default_factory=set)  # once-per-task reminders already given
     call_ids: set[str] = field(default_factory=set)  # every tool call id used in this task
 
 
@@ -85,6 +83,7 @@ class Agent:
         pre_retrieval: bool | None = None,
         on_event: EventSink = null_sink,
         session_id: str | None = None,
+        guards: Sequence[Guard[Any]] | None = None,
     ) -> None:
         self.model = model
         self.library = library
@@ -96,6 +95,7 @@ class Agent:
         self.on_event = on_event
         self.session_id = session_id or uuid.uuid4().hex[:12]
         self.gate = Gate(runner=sandbox)
+        self.guards = GuardSet(standard_guards() if guards is None else guards)
         self.last_result: TaskResult | None = None  # also set when a task ends by raising
 
     def run(self, tasks: list[str]) -> list[TaskResult]:
@@ -141,7 +141,7 @@ class Agent:
         )
         loop = _Loop(
             ctx=ctx,
-            toolbox=Toolbox(ctx),
+            toolbox=Toolbox(ctx, self.guards),
             events=events,
             messages=[
                 {"role": "system", "content": prompts.SYSTEM_PROMPT},
@@ -217,35 +217,8 @@ class Agent:
         return reply
 
     def _reminder(self, loop: _Loop, answer: str, finish_reason: str | None) -> str | None:
-        """A program reminder instead of accepting this reply as the answer, if one is due."""
-        ctx = loop.ctx
-        if finish_reason == "length" and "truncated" not in loop.reminded:
-            loop.reminded.add("truncated")
-            return self._fire(ctx, "truncated", prompts.TRUNCATED_NOTE)
-        if not answer:
-            if loop.empty_replies >= 2:
-                return None
-            loop.empty_replies += 1
-            return self._fire(ctx, "empty_reply", prompts.EMPTY_REPLY_NOTE)
-        message = guards.nudge(ctx, loop.nudges, self.settings.max_nudges)
-        if message:
-            loop.nudges += 1
-            return self._fire(ctx, "nudge", message)
-        message = guards.language(ctx.task, answer, "language" in loop.reminded)
-        if message:
-            loop.reminded.add("language")
-            return self._fire(ctx, "language", message)
-        evidence = "\n".join(str(m.get("content") or "") for m in loop.messages if m.get("role") == "tool")
-        message = guards.grounding(ctx, answer, evidence, "grounding" in loop.reminded)
-        if message:
-            loop.reminded.add("grounding")
-            return self._fire(ctx, "grounding", message)
-        return None
-
-    @staticmethod
-    def _fire(ctx: TaskContext, guard: str, message: str) -> str:
-        ctx.send(GuardFired(task=ctx.index, step=ctx.step, guard=guard, message=message))
-        return message
+        """A guard's reminder instead of accepting this reply as the answer, if one is due."""
+        return self.guards.before_answer(loop.ctx, Draft(answer, finish_reason, loop.messages))
 
     def _budget_exhausted(self, loop: _Loop) -> str | None:
         settings = self.settings

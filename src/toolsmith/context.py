@@ -3,12 +3,14 @@
 One :class:`TaskContext` lives for one task. It holds the services a meta-tool needs
 (library, sandbox, gate, web access) and the facts the guards decide on: whether real
 output was verified, which packages were installed and pinned, which library tools
-were unlocked, created or called, and which URLs were read.
+were unlocked, created or called, and which URLs were read, plus a state slot for each
+guard.
 """
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -80,6 +82,10 @@ class TaskContext:
     search_hits: set[str] = field(default_factory=set)
     dedup_warned: set[str] = field(default_factory=set)
     actions: list[Action] = field(default_factory=list)
+    # Each guard's own state, under its name, and how often each guard stepped in
+    # (see toolsmith.guards); the guards alone read and write these.
+    guard_state: dict[str, Any] = field(default_factory=dict)
+    guard_fired: Counter[str] = field(default_factory=Counter)
 
     @property
     def verified(self) -> bool:

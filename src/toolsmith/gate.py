@@ -28,10 +28,9 @@ from typing import Any
 
 from toolsmith.antimock import find_hardcoded_test_values, find_mock_data
 from toolsmith.library.models import ToolSpec
+from toolsmith.metatools import META_TOOL_NAMES
 from toolsmith.sandbox.core import ToolRunner
 from toolsmith.schema import argument_problems, normalize_parameters
-
-META_TOOL_NAMES = frozenset({"web_search", "read_webpage", "code_interpreter", "create_tool", "search_tools"})
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from toolsmith import guards
 from toolsmith.context import Action, TaskContext
-from toolsmith.errors import LibraryError, SandboxError, ToolRunError, ToolsmithError
-from toolsmith.events import GuardFired, ToolCalled, ToolResult
+from toolsmith.errors import SandboxError, ToolRunError, ToolsmithError
+from toolsmith.events import ToolCalled, ToolResult
+from toolsmith.guards import Call, GuardSet
 from toolsmith.health import call_stored_tool, source_line
 from toolsmith.library import ToolVersion
-from toolsmith.metatools import code_interpreter, create_tool, search_tools
+from toolsmith.metatools import META_TOOL_NAMES, code_interpreter, create_tool, search_tools
 from toolsmith.metatools.read_webpage import READ_WEBPAGE_SCHEMA
 from toolsmith.metatools.web_search import WEB_SEARCH_SCHEMA
 from toolsmith.redaction import encodable
@@ -50,13 +50,14 @@ def _read_webpage(ctx: TaskContext, args: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-META_TOOLS: dict[str, tuple[dict[str, Any], Handler]] = {
+_HANDLERS: dict[str, tuple[dict[str, Any], Handler]] = {
     "web_search": (WEB_SEARCH_SCHEMA, _web_search),
     "read_webpage": (READ_WEBPAGE_SCHEMA, _read_webpage),
     "code_interpreter": (code_interpreter.SCHEMA, code_interpreter.handle),
     "create_tool": (create_tool.SCHEMA, create_tool.handle),
     "search_tools": (search_tools.SCHEMA, search_tools.handle),
 }
+META_TOOLS = {name: _HANDLERS[name] for name in META_TOOL_NAMES}  # offered in that order
 
 
 def cap_middle(text: str, limit: int = RESULT_CHARS) -> str:
@@ -71,10 +72,9 @@ def cap_middle(text: str, limit: int = RESULT_CHARS) -> str:
 class Toolbox:
     """Dispatches one task's tool calls, emitting events and recording actions."""
 
-    def __init__(self, ctx: TaskContext) -> None:
+    def __init__(self, ctx: TaskContext, guards: GuardSet) -> None:
         self.ctx = ctx
-        self.repeats = guards.RepeatTracker()
-        self.reminded: set[str] = set()
+        self.guards = guards
         self.turn: dict[str, tuple[str, dict[str, Any]]] = {}  # this turn's calls, by content
 
     def begin_turn(self) -> None:
@@ -117,12 +117,9 @@ class Toolbox:
             if truncated:
                 result["hint"] = TRUNCATED_HINT
         else:
-            result = self._once_per_turn(call_id, name, args)
+            result = self._once_per_turn(call_id, Call(name, args, origin))
+        self.guards.after_result(ctx, Call(name, args if parse_error is None else raw_arguments, origin), result)
         ok = bool(result.get("ok"))
-        intervention = self.repeats.record(name, args if parse_error is None else raw_arguments, ok)
-        if intervention:
-            result["intervention"] = intervention
-            ctx.send(GuardFired(task=ctx.index, step=ctx.step, guard="repeat", message=intervention))
         reported = result.get("version")
         version = reported if is_library and isinstance(reported, int) else None
         ctx.actions.append(
@@ -153,9 +150,9 @@ class Toolbox:
         """The tool message content the model sees: JSON, capped head and tail."""
         return encodable(cap_middle(json.dumps(result, ensure_ascii=False, default=str)))
 
-    def _once_per_turn(self, call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    def _once_per_turn(self, call_id: str, call: Call) -> dict[str, Any]:
         """Dispatch, unless this turn already made the very same call (a model stutter)."""
-        key = self.repeats.key(name, args)
+        key = call.key
         if key in self.turn:
             first_id, first = self.turn[key]
             return {
@@ -163,19 +160,19 @@ class Toolbox:
                 "duplicate_of": first_id,
                 "note": f"Same call as {first_id} in this turn: it ran once, and this is its result.",
             }
-        result = self._dispatch(name, args)
+        result = self._dispatch(call)
         self.turn[key] = (call_id, result)
         return result
 
     # -- dispatch ----------------------------------------------------------------------
 
-    def _dispatch(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
-        ctx = self.ctx
-        if name in META_TOOLS and name in self.meta_names():
+    def _dispatch(self, call: Call) -> dict[str, Any]:
+        ctx, name, args = self.ctx, call.name, call.arguments
+        refusal = self.guards.before_call(ctx, call)
+        if refusal is not None:
+            return refusal
+        if name in self.meta_names():
             schema, handler = META_TOOLS[name]
-            refusal = guards.reuse_first(ctx, name, self.reminded)
-            if refusal:
-                return self._guard("reuse_first", refusal)
             return self._invoke(name, schema["function"]["parameters"], args, lambda: handler(ctx, args))
         if name in ctx.unlocked:
             tool = ctx.unlocked[name]
@@ -203,12 +200,6 @@ class Toolbox:
         ctx = self.ctx
         if name == "create_tool":
             return {"ok": False, "error": "create_tool is disabled in this run (--no-create)."}
-        try:
-            exists = ctx.library.served(name) is not None
-        except LibraryError:
-            exists = False
-        if exists:
-            return self._guard("unlocking", guards.unlocking_message(name))
         offered = self.meta_names() + list(ctx.unlocked)
         available = ", ".join(offered)
         if not name.strip():
@@ -216,11 +207,6 @@ class Toolbox:
         close = difflib.get_close_matches(name, offered, n=1, cutoff=0.6)
         hint = f" Did you mean {close[0]!r}?" if close else ""
         return {"ok": False, "error": f"There is no tool named {name!r}.{hint} Available tools: {available}."}
-
-    def _guard(self, guard: str, message: str) -> dict[str, Any]:
-        ctx = self.ctx
-        ctx.send(GuardFired(task=ctx.index, step=ctx.step, guard=guard, message=message))
-        return {"ok": False, "guard": guard, "error": message}
 
     # -- library tools -----------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """``create_tool``: wrap verified code as a stored, parameterised library tool.
 
-The order of events matters. The verify-before-create guard runs first (no tool
-without a real ``code_interpreter`` run in this task). Then deduplication: identical
+The order of events matters. The ``verify_before_create`` guard
+(:mod:`toolsmith.guards.verify`) has already refused any call before a real
+``code_interpreter`` run in this task. Then deduplication: identical
 code is refused outright, a close match to an active tool is reported back once so the
 model can reuse it or deliberately make a new version. Only then does the gate run
 ``run(**test_args)`` in the sandbox, and only a passing tool is written, carrying the
@@ -18,7 +19,6 @@ from typing import Any
 
 from toolsmith.context import TaskContext
 from toolsmith.errors import ToolNotFoundError
-from toolsmith.events import GuardFired
 from toolsmith.library import Status, ToolVersion
 from toolsmith.library.models import Provenance, ToolSpec
 from toolsmith.redaction import Redactor
@@ -61,13 +61,6 @@ _STOP = frozenset(
 
 
 def handle(ctx: TaskContext, args: dict[str, Any]) -> dict[str, Any]:
-    if not ctx.verified:
-        message = (
-            "create_tool refused: no code_interpreter run in this task has printed real output "
-            "yet. First run the library for real with code_interpreter and print its data."
-        )
-        ctx.send(GuardFired(task=ctx.index, step=ctx.step, guard="verify_before_create", message=message))
-        return {"ok": False, "guard": "verify_before_create", "error": message}
     spec = _spec(ctx, args)
     if Redactor.from_environment().contains_secret(json.dumps(spec.canonical(), ensure_ascii=False)):
         # Tool records are shared and exported; a key written into one would leak with it.

@@ -1,0 +1,37 @@
+"""``repeat``: the same failing call, made again and again, ends with an intervention."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, ClassVar
+
+from toolsmith.context import TaskContext
+from toolsmith.guards.base import Call, Guard
+
+REPEAT_LIMIT = 3
+
+
+class Repeat(Guard[Counter[str]]):
+    """Counts identical failing calls (same tool, same arguments) in a task."""
+
+    name: ClassVar[str] = "repeat"
+
+    def __init__(self, limit: int = REPEAT_LIMIT) -> None:
+        self.repeat_limit = limit
+
+    def new_state(self) -> Counter[str]:
+        return Counter()
+
+    def after_result(self, ctx: TaskContext, call: Call, result: dict[str, Any]) -> str | None:
+        failures = self.state(ctx)
+        if result.get("ok"):
+            failures.pop(call.key, None)
+            return None
+        failures[call.key] += 1
+        if failures[call.key] < self.repeat_limit:
+            return None
+        return (
+            f"This exact {call.name} call has now failed {failures[call.key]} times. Stop repeating it: "
+            "change the arguments, try a different library or approach, or tell the user "
+            "honestly that it cannot be done."
+        )
