@@ -81,6 +81,7 @@ class PostgresBackend(Backend):
         self.location = location
         self._conn = self._connect()
         self._listener: psycopg.Connection[Any] | None = None
+        self._writing = False
         try:
             self.schema_name = str(self._conn.execute("SELECT current_schema()").fetchone()[0] or "")  # type: ignore[index]
             self._lock_key = lock_key(self.schema_name)
@@ -115,14 +116,20 @@ class PostgresBackend(Backend):
 
     @contextmanager
     def reading(self) -> Iterator[Tx]:
-        yield self._live() if not self._conn.info.transaction_status else self._tx
+        # Inside a write transaction a dropped connection must fail the transaction, not
+        # be replaced: the rest of it would run outside it and commit half a change.
+        yield self._tx if self._writing else self._live()
 
     @contextmanager
     def writing(self) -> Iterator[Tx]:
         tx = self._live()
-        with self._conn.transaction():
-            self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
-            yield tx
+        self._writing = True
+        try:
+            with self._conn.transaction():
+                self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
+                yield tx
+        finally:
+            self._writing = False
 
     def translate(self, exc: BaseException) -> Exception:
         diag = getattr(exc, "diag", None)

@@ -1,0 +1,81 @@
+"""A team sharing one library: 8 processes create, approve and search at once; 2 of them
+act as other machines (their own TOOLSMITH_HOME, the library reached through its URL).
+Runs on both backends; on SQLite every "machine" points library.url at the same file."""
+
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.synchronize
+import os
+from pathlib import Path
+
+import pytest
+
+from library_backends import BACKENDS, library_target
+from toolsmith.config import Settings
+from toolsmith.library import Provenance, Status, ToolLibrary, ToolSpec
+
+PROCESSES = 8
+MACHINES = 2  # the last MACHINES processes get homes of their own
+ROUNDS = 5
+
+
+def _spec(name: str, description: str) -> ToolSpec:
+    return ToolSpec(
+        name=name,
+        description=description,
+        parameters={"type": "object", "properties": {}},
+        code=f"def run():\n    return {description!r}\n",
+        keywords=("team",),
+    )
+
+
+def _member(url: str, home: str, worker: int, barrier: multiprocessing.synchronize.Barrier) -> None:
+    os.environ["TOOLSMITH_HOME"] = home
+    os.environ["TOOLSMITH_LIBRARY_URL"] = url
+    barrier.wait(timeout=60)
+    with ToolLibrary.open(Settings.load()) as library:
+        for i in range(ROUNDS):
+            name = f"m{worker}_tool_{i}"
+            library.add(_spec(name, f"member {worker} proposal {i}"), provenance=Provenance(), gate={},
+                        status=Status.PENDING, actor=f"agent:{worker}")  # fmt: skip
+            # every member approves the proposal of the member before it, when it is there
+            peer = f"m{(worker - 1) % PROCESSES}_tool_{i}"
+            if peer in library and library.get(peer).status is Status.PENDING:
+                library.set_status(peer, 1, Status.ACTIVE, reason="ok", actor=f"user:{worker}", action="approve")
+            library.add(_spec("shared_tool", f"shared by {worker} round {i}"), provenance=Provenance(), gate={})
+            library.record_call("shared_tool", 1, ok=i % 2 == 0, latency_ms=1.0, error="boom")
+            assert all(hit.tool.status is Status.ACTIVE for hit in library.search("member proposal shared team"))
+
+
+@pytest.mark.parametrize("kind", BACKENDS)
+def test_team_of_processes_loses_nothing(kind: str, tmp_path: Path) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(PROCESSES)
+    shared_home = tmp_path / "shared-home"
+    with library_target(kind, tmp_path) as url:
+        homes = [shared_home] * (PROCESSES - MACHINES) + [tmp_path / f"machine-{m}" for m in range(MACHINES)]
+        procs = [ctx.Process(target=_member, args=(url, str(homes[w]), w, barrier)) for w in range(PROCESSES)]
+        for proc in procs:
+            proc.start()
+        for proc in procs:
+            proc.join(timeout=240)
+        assert [p.exitcode for p in procs] == [0] * PROCESSES
+
+        with ToolLibrary(url) as library:
+            shared = library.history("shared_tool")
+            total = PROCESSES * ROUNDS
+            assert [v.version for v in shared] == list(range(1, total + 1))  # no gaps, no duplicates
+            assert [v.status for v in shared].count(Status.ACTIVE) == 1
+            calls = sum(v.stats.calls for v in shared)
+            assert calls == total  # every increment landed on some version of the tool
+            audit = library.audit_log()
+            proposals = [e for e in audit if e.action == "add" and e.name and e.name.startswith("m")]
+            assert len(proposals) == total
+            approvals = {e.name for e in audit if e.action == "approve"}
+            for w in range(PROCESSES):
+                for i in range(ROUNDS):
+                    tool = library.get(f"m{w}_tool_{i}")
+                    assert tool.version == 1
+                    assert (tool.status is Status.ACTIVE) == (tool.name in approvals)
+            assert [e.id for e in audit] == sorted(e.id for e in audit)
