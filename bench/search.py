@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolsmith.library import Provenance, Requirement, ToolLibrary, ToolSpec
+from toolsmith.library.relevance import DEFAULT_FLOOR
 
 
 @dataclass(frozen=True)
@@ -490,20 +491,25 @@ def time_queries(search: Callable[[str], object], queries: list[str], budget_s: 
     return Timing(statistics.median(samples), samples[p99_index], len(samples))
 
 
-def relevance(library: ToolLibrary, topic_of: dict[str, str], queries: list[tuple[str, str | None]]) -> str:
-    top1 = hits = misses_ok = expected_total = 0
+def relevance(
+    library: ToolLibrary, topic_of: dict[str, str], queries: list[tuple[str, str | None]], floor: float
+) -> str:
+    """Top-1 and recall@5 of the right topic, and out-of-scope queries that found nothing."""
+    top1 = hits = recall = misses_ok = expected_total = 0
     for text, expected in queries:
-        found = library.search(text, limit=5)
+        found = library.search(text, limit=5, floor=floor)
         if expected is None:
             misses_ok += not found
             continue
         expected_total += 1
         hits += bool(found)
         top1 += bool(found) and topic_of.get(found[0].tool.name) == expected
+        recall += any(topic_of.get(h.tool.name) == expected for h in found)
     miss_total = len(queries) - expected_total
     return (
-        f"top-1 right topic {100 * top1 / max(expected_total, 1):.0f}%, "
-        f"any hit {100 * hits / max(expected_total, 1):.0f}%, "
+        f"top-1 right topic {100 * top1 / max(expected_total, 1):.1f}%, "
+        f"R@5 {recall / max(expected_total, 1):.3f}, "
+        f"any hit {100 * hits / max(expected_total, 1):.1f}%, "
         f"out-of-scope queries with no hit {misses_ok}/{miss_total}"
     )
 
@@ -517,14 +523,18 @@ def run_size(size: int, queries: list[tuple[str, str | None]], args: argparse.Na
         for text in texts[:20]:  # warm-up
             library.search(text)
         ours = time_queries(lambda q: library.search(q, limit=5), texts)
-        quality = relevance(library, topic_of, queries)
+        bm25 = time_queries(lambda q: library.search(q, limit=5, floor=0.0), texts)
+        quality = {
+            "BM25 alone": relevance(library, topic_of, queries, floor=0.0),
+            f"floor {DEFAULT_FLOOR:g}": relevance(library, topic_of, queries, floor=DEFAULT_FLOOR),
+        }
         library.close()
         naive: Timing | None = None
         if size <= args.naive_max:
             naive_build = build_naive(root / "naive", size, args.seed)
             print(f"[{size:,}] naive directory written in {naive_build:.1f} s", file=sys.stderr)
             naive = time_queries(lambda q: naive_search(root / "naive", q), texts, budget_s=args.naive_budget)
-    return {"size": size, "ours": ours, "naive": naive, "build_s": build_s, "quality": quality}
+    return {"size": size, "ours": ours, "bm25": bm25, "naive": naive, "build_s": build_s, "quality": quality}
 
 
 def print_table(rows: list[dict[str, object]], query_count: int) -> None:
@@ -551,7 +561,16 @@ def print_table(rows: list[dict[str, object]], query_count: int) -> None:
         )
     print("* naive baseline sampled: queries run until its time budget was spent")
     for row in rows:
-        print(f"relevance at {row['size']:,}: {row['quality']}")
+        ours, bm25 = row["ours"], row["bm25"]
+        assert isinstance(ours, Timing) and isinstance(bm25, Timing)
+        print(
+            f"relevance floor cost at {row['size']:,}: p50 {ours.p50_ms:.3f} ms with the floor vs "
+            f"{bm25.p50_ms:.3f} ms BM25 alone ({ours.p50_ms / bm25.p50_ms:.2f}x)"
+        )
+        quality = row["quality"]
+        assert isinstance(quality, dict)
+        for label, figures in quality.items():
+            print(f"relevance at {row['size']:,}, {label}: {figures}")
 
 
 def check_targets(rows: list[dict[str, object]]) -> bool:

@@ -83,12 +83,12 @@ def test_query_drops_stop_words_numbers_and_dates() -> None:
 
 
 def test_results_are_bounded_and_scored(lib: ToolLibrary) -> None:
-    hits = lib.search("days dates weather stock price currency feed", limit=3)
+    hits = lib.search("days dates weather stock price currency feed", limit=3, floor=0)
     assert len(hits) == 3
     scores = [h.score for h in hits]
     assert scores == sorted(scores, reverse=True)
     assert all(s > 0 for s in scores)
-    assert len(lib.search("days dates weather stock price currency feed")) == 5  # default k
+    assert len(lib.search("days dates weather stock price currency feed", floor=0)) == 5  # default k
     assert hits[0].to_dict()["name"] == hits[0].tool.name
 
 

@@ -176,16 +176,22 @@ class ToolVersion:
 
 @dataclass(frozen=True)
 class SearchHit:
-    """A search result: the served version of a tool and its BM25 relevance (higher is better)."""
+    """A search result: the served version of a tool and its BM25 relevance (higher is better).
+
+    ``match`` is the share of the query the tool covers (the relevance floor's measure);
+    ``ToolLibrary.search`` always sets it.
+    """
 
     tool: ToolVersion
     score: float
+    match: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.tool.name,
             "version": self.tool.version,
             "score": round(self.score, 4),
+            **({"match": self.match} if self.match is not None else {}),
             "description": self.tool.spec.description,
             "parameters": self.tool.spec.parameters,
         }

@@ -26,12 +26,12 @@ _MAX_QUERY_TERMS = 32
 
 # Hangul Jamo, CJK radicals, kana, bopomofo, Hangul compatibility, CJK ext. A, unified
 # ideographs, Hangul syllables, compatibility ideographs, half-width kana, ext. B and up.
-_CJK = (
+CJK_RANGES = (
     "\u1100-\u11ff\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u31a0-\u31ff"
     "\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
     "\U00020000-\U0002fa1f"
 )
-_TOKEN = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>(?:(?![{_CJK}])[^\W_])+)")
+_TOKEN = re.compile(rf"(?P<cjk>[{CJK_RANGES}]+)|(?P<word>(?:(?![{CJK_RANGES}])[^\W_])+)")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 # Words that say nothing about which tool a task needs. Only queries are filtered:
@@ -144,7 +144,7 @@ def rebuild(conn: sqlite3.Connection) -> int:
 
 
 def search(conn: sqlite3.Connection, query: str, limit: int) -> list[SearchHit]:
-    """The ``limit`` best served active tools for ``query``, best first."""
+    """The ``limit`` best served active tools for ``query`` by BM25, best first."""
     expression = match_expression(query)
     if expression is None:
         return []

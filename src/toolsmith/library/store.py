@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolsmith.errors import ConfigError, CorruptLibraryError, LibraryError, ToolNotFoundError
 from toolsmith.library import location as locations
+from toolsmith.library import relevance
 from toolsmith.library.backend import Backend, Tx
 from toolsmith.library.location import LibraryLocation
 from toolsmith.library.models import (
@@ -299,12 +300,17 @@ class ToolLibrary:
             f"{SELECT} JOIN tools t ON t.name = v.name AND v.version = {_DISPLAY} {where} ORDER BY t.name"
         )
 
-    def search(self, query: str, *, limit: int = 5) -> list[SearchHit]:
-        """The best ``limit`` served active tools for a task description, best first."""
+    def search(self, query: str, *, limit: int = 5, floor: float = relevance.DEFAULT_FLOOR) -> list[SearchHit]:
+        """The best ``limit`` served active tools for a task description, best first.
+
+        Hits that cover less than ``floor`` of the query are left out (0 keeps every
+        BM25 hit), so a task nothing in the library fits gets [].
+        """
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise LibraryError(f"Search limit must be a whole number >= 1; got {limit!r}.")
         with self._read() as tx:
-            return self._backend.search(tx, query, limit)
+            found = self._backend.search(tx, query, relevance.candidates(limit, floor))
+        return relevance.above_floor(query, found, floor, limit)
 
     def audit_log(self, name: str | None = None, *, limit: int | None = None) -> list[AuditEntry]:
         """Audit entries, oldest first; with ``limit`` the most recent ``limit`` of them."""

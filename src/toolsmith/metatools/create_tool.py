@@ -185,7 +185,7 @@ def _duplicate_stop(ctx: TaskContext, spec: ToolSpec) -> dict[str, Any] | None:
 
 def _candidates(ctx: TaskContext, spec: ToolSpec) -> list[ToolVersion]:
     """Active tools that could be the same capability: same name, or found by search."""
-    found = {h.tool.name: h.tool for h in ctx.library.search(f"{spec.name} {spec.description}", limit=10)}
+    found = {h.tool.name: h.tool for h in ctx.library.search(f"{spec.name} {spec.description}", limit=10, floor=0.0)}
     same = ctx.library.served(spec.name)
     if same is not None and same.status == Status.ACTIVE:
         found[same.name] = same

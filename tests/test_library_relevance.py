@@ -1,0 +1,91 @@
+"""The relevance floor: coverage of a query's intent by a tool, and search results above it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from toolsmith.library import Provenance, ToolLibrary, ToolSpec
+from toolsmith.library.relevance import DEFAULT_FLOOR, QueryUnits, coverage, document_forms, stem
+
+
+def doc(*parts: str) -> frozenset[str]:
+    return document_forms(parts)
+
+
+def test_stemmer_folds_plurals_and_noun_verb_endings() -> None:
+    assert stem("holidays") == stem("holiday")
+    assert stem("translation") == stem("translate") == stem("translated")
+    assert stem("earthquakes") == stem("earthquake")
+    assert stem("ss") == "ss" and stem("class") == "class"
+
+
+def test_values_are_optional_and_intent_is_not() -> None:
+    units = QueryUnits.of("What is the latest stock price of NVDA tomorrow in Paris? https://x.org/a 70 kg")
+    intent = {next(iter(u)) for u in units.intent}
+    values = {next(iter(u)) for u in units.values}
+    assert intent == {stem("stock"), stem("price")}
+    assert {"nvda", stem("paris"), "tomorrow", "kg", "http", "org"} <= values
+    assert stem("latest") in values  # a time word
+    # quoted text is a value, the verb around it is intent
+    units = QueryUnits.of("translate 'good morning' into French")
+    assert [set(u) for u in units.intent] == [{stem("translate")}]
+
+
+def test_coverage_of_a_matching_tool_ignores_missing_values() -> None:
+    stock = doc("get_stock_price", "Latest stock price and daily change for a ticker symbol.")
+    assert coverage("What is the latest stock price of NVDA?", stock) == 1.0
+    assert coverage("stock quote TSLA", stock) == 0.5  # 'quote' is intent the tool does not name
+
+
+def test_matched_values_count_on_both_sides() -> None:
+    pdf = doc("extract_pdf_text", "Extract the text of a PDF document.")
+    assert coverage("how many pages does the PDF have", pdf) == 0.5  # 'PDF' hit, 'pages' missed
+    assert coverage("extract the text of this PDF", pdf) == 1.0
+
+
+def test_one_shared_word_is_not_a_match() -> None:
+    translate = doc("translate_text", "Translate a text into another language.")
+    assert coverage("translate klingon poetry into elvish", translate) == 0.25
+    assert coverage("translate klingon poetry into elvish", translate) < DEFAULT_FLOOR
+    assert coverage("order pizza for tonight", translate) == 0.0
+
+
+def test_a_cjk_run_is_covered_by_any_meaningful_bigram() -> None:
+    stock = doc("get_stock_price", "Stock price.", "股票")
+    assert coverage("苹果公司的股票", stock) == 1.0
+    assert coverage("帮我订一张机票", stock) == 0.0
+    # one CJK run covered, one English word not
+    assert coverage("苹果公司的股票 dividend", stock) == 0.5
+
+
+@pytest.fixture
+def lib(tmp_path: Path) -> Iterator[ToolLibrary]:
+    library = ToolLibrary(tmp_path / "library.db")
+    tools = [
+        ("translate_text", "Translate a text into another language."),
+        ("lookup_isbn_book", "Book details for an ISBN."),
+        ("get_public_holidays", "Public holidays of a country in a year."),
+        ("get_stock_price", "Latest stock price for a ticker symbol."),
+    ]
+    for name, description in tools:
+        spec = ToolSpec(name=name, description=description, parameters={}, code="def run():\n    return 1\n")
+        library.add(spec, provenance=Provenance(), gate={})
+    yield library
+    library.close()
+
+
+def test_search_returns_nothing_below_the_floor(lib: ToolLibrary) -> None:
+    assert [h.tool.name for h in lib.search("translate klingon poetry into elvish", floor=0.0)] == ["translate_text"]
+    assert lib.search("translate klingon poetry into elvish") == []
+    assert lib.search("which restaurant serves the best book club dinner") == []
+
+
+def test_search_keeps_real_matches_and_reports_their_coverage(lib: ToolLibrary) -> None:
+    hits = lib.search("public holidays in Germany in 2024")
+    assert [h.tool.name for h in hits] == ["get_public_holidays"]
+    assert hits[0].match == 1.0 and hits[0].to_dict()["match"] == 1.0
+    assert lib.search("translate 'good morning' into French")[0].tool.name == "translate_text"
+    assert lib.search("who wrote the book with ISBN 9780131103627")[0].tool.name == "lookup_isbn_book"
