@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from library_backends import BACKENDS, library_target
 from toolsmith.library import Provenance, ToolLibrary, ToolSpec
 from toolsmith.library.relevance import DEFAULT_FLOOR, QueryUnits, coverage, document_forms, stem
 
@@ -61,9 +62,15 @@ def test_a_cjk_run_is_covered_by_any_meaningful_bigram() -> None:
     assert coverage("苹果公司的股票 dividend", stock) == 0.5
 
 
-@pytest.fixture
-def lib(tmp_path: Path) -> Iterator[ToolLibrary]:
-    library = ToolLibrary(tmp_path / "library.db")
+@pytest.fixture(params=BACKENDS)
+def lib(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ToolLibrary]:
+    """The floor sits above the backends: the same hits survive it on SQLite and PostgreSQL."""
+    with library_target(request.param, tmp_path) as url:
+        yield from _filled(url)
+
+
+def _filled(url: str) -> Iterator[ToolLibrary]:
+    library = ToolLibrary(url)
     tools = [
         ("translate_text", "Translate a text into another language."),
         ("lookup_isbn_book", "Book details for an ISBN."),
