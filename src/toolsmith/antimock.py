@@ -13,7 +13,6 @@ import ast
 import re
 from collections.abc import Iterator
 from itertools import pairwise
-from typing import Any
 
 # Identifier words that on their own mean "this data is not real".
 _MOCK_WORDS = frozenset(
@@ -203,54 +202,3 @@ def _hardcoded_returns(run: ast.FunctionDef) -> str | None:
 
 def _fmt(value: float) -> str:
     return str(int(value)) if value.is_integer() else str(value)
-
-
-# -- generality --------------------------------------------------------------------------
-
-
-def _docstring_nodes(tree: ast.Module) -> set[int]:
-    ids: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-                ids.add(id(body[0].value))
-    return ids
-
-
-def _test_values(value: Any) -> Iterator[Any]:
-    if isinstance(value, dict):
-        for item in value.values():
-            yield from _test_values(item)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            yield from _test_values(item)
-    elif isinstance(value, str) and len(value.strip()) >= 2:
-        yield value.strip()
-    elif isinstance(value, (int, float)) and not isinstance(value, bool) and _distinctive_number(value):
-        yield value
-
-
-def _distinctive_number(value: float) -> bool:
-    """Numbers specific enough that finding them in the code means they were baked in."""
-    if isinstance(value, float) and not value.is_integer():
-        return True
-    magnitude = abs(int(value))
-    return magnitude >= 100 and str(magnitude).rstrip("0") != "1"
-
-
-def find_hardcoded_test_values(tree: ast.Module, test_args: dict[str, Any]) -> Any:
-    """Return the first test_args value that also appears as a literal in the code."""
-    wanted = list(_test_values(test_args))
-    if not wanted:
-        return None
-    docstrings = _docstring_nodes(tree)
-    constants = [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and id(node) not in docstrings]
-    for value in wanted:
-        if isinstance(value, str):
-            pattern = re.compile(r"(?<![A-Za-z0-9])" + re.escape(value) + r"(?![A-Za-z0-9])")
-            if any(isinstance(c, str) and pattern.search(c) for c in constants):
-                return value
-        elif any(isinstance(c, (int, float)) and not isinstance(c, bool) and c == value for c in constants):
-            return value
-    return None

@@ -26,7 +26,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from toolsmith.antimock import find_hardcoded_test_values, find_mock_data
+from toolsmith.antimock import find_mock_data
+from toolsmith.generality import find_hardcoded_test_values
 from toolsmith.library.models import ToolSpec
 from toolsmith.metatools import META_TOOL_NAMES
 from toolsmith.sandbox.core import ToolRunner
@@ -102,7 +103,7 @@ class Gate:
         checks.append(param_check)
         if parameters is None or not param_check.ok:
             return self._report(checks, started)
-        for check in (_check_anti_mock(tree), _check_generality(tree, spec.test_args)):
+        for check in (_check_anti_mock(tree), _check_generality(tree, spec.test_args, parameters)):
             checks.append(check)
             if not check.ok:
                 return self._report(checks, started, parameters)
@@ -119,7 +120,8 @@ class Gate:
         parameters = None
         if checks[0].ok and tree is not None and syntax.ok:
             parameters, param_check = _check_parameters(spec, _find_run(tree))
-            checks += [param_check, _check_anti_mock(tree), _check_generality(tree, spec.test_args)]
+            generality = _check_generality(tree, spec.test_args, parameters or spec.parameters)
+            checks += [param_check, _check_anti_mock(tree), generality]
         return self._report(checks, started, parameters)
 
     # -- individual checks -------------------------------------------------------------
@@ -264,8 +266,8 @@ def _check_anti_mock(tree: ast.Module) -> GateCheck:
     return GateCheck("anti_mock", True)
 
 
-def _check_generality(tree: ast.Module, test_args: dict[str, Any]) -> GateCheck:
-    baked = find_hardcoded_test_values(tree, test_args)
+def _check_generality(tree: ast.Module, test_args: dict[str, Any], parameters: dict[str, Any]) -> GateCheck:
+    baked = find_hardcoded_test_values(tree, test_args, parameters)
     if baked:
         return GateCheck(
             "generality",
