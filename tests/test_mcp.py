@@ -18,18 +18,21 @@ import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 
 pytest.importorskip("mcp")
 
+import httpx2
 import mcp.types as types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 from toolsmith.config import Settings
 from toolsmith.gate import Gate
@@ -137,9 +140,17 @@ class Changes:
                 await self._event.wait()
 
 
+def authorized(url: str, token: str) -> Any:
+    """The SDK's HTTP transport sending ``Authorization: Bearer <token>`` on every request."""
+    client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=300))
+    return streamable_http_client(url, http_client=client)
+
+
 @asynccontextmanager
 async def connected(target: Any, mode: str, changes: Changes) -> AsyncIterator[Client]:
     """A client session; in the 2026 era it also opens the subscriptions/listen stream."""
+    if isinstance(target, HttpTarget):
+        target = authorized(target.url, target.token)
     async with Client(target, mode=mode, message_handler=changes.handler, read_timeout_seconds=60) as client:
         if mode == "legacy":
             yield client
@@ -157,11 +168,20 @@ async def connected(target: Any, mode: str, changes: Changes) -> AsyncIterator[C
             group.cancel_scope.cancel()
 
 
+@dataclass(frozen=True)
+class HttpTarget:
+    """A running HTTP server's endpoint and the bearer token it printed (or was given)."""
+
+    url: str
+    token: str
+    log: list[str]
+
+
 @contextmanager
-def http_server(env: dict[str, str]) -> Iterator[str]:
-    """``toolsmith mcp --transport http --port 0`` as a subprocess; yields its URL."""
+def http_server(env: dict[str, str], *extra: str) -> Iterator[HttpTarget]:
+    """``toolsmith mcp --transport http --port 0`` as a subprocess; yields its URL and token."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "toolsmith", "mcp", "--transport", "http", "--port", "0"],
+        [sys.executable, "-m", "toolsmith", "mcp", "--transport", "http", "--port", "0", *extra],
         env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -175,7 +195,8 @@ def http_server(env: dict[str, str]) -> Iterator[str]:
         assert proc.stderr is not None
         for line in proc.stderr:
             lines.append(line)
-            if "http://" in line:
+            # A generated token is printed on the line after the URL.
+            if "Bearer" in line or ("http://" in line and ("TOOLSMITH_MCP_TOKEN" in env or "--no-auth" in extra)):
                 ready.set()
         ready.set()
 
@@ -184,7 +205,9 @@ def http_server(env: dict[str, str]) -> Iterator[str]:
         assert ready.wait(30), "server did not start"
         match = re.search(r"at (http://127\.0\.0\.1:\d+/mcp)", "".join(lines))
         assert match, "".join(lines)
-        yield match.group(1)
+        printed = re.search(r"Authorization: Bearer (\S+?)'", "".join(lines))
+        token = printed.group(1) if printed else env.get("TOOLSMITH_MCP_TOKEN", "")
+        yield HttpTarget(match.group(1), token, lines)
         assert proc.poll() is None, "server died:\n" + "".join(lines)
     finally:
         proc.terminate()
@@ -313,14 +336,14 @@ def test_stdio(home: Path, mode: str) -> None:
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 def test_streamable_http_on_loopback(home: Path, mode: str) -> None:
     changes = Changes()
-    with http_server(server_env(home)) as url:
+    with http_server(server_env(home)) as target:
 
         async def main() -> None:
             with ToolLibrary(home / "library.db") as library:
-                async with connected(url, mode, changes) as client:
+                async with connected(target, mode, changes) as client:
                     await exercise(client, changes, library)
                 # A second client after the first left: the server is still serving.
-                async with connected(url, mode, Changes()) as client:
+                async with connected(target, mode, Changes()) as client:
                     result = await client.call_tool("divide", {"a": 1, "b": 4})
                     assert payload(result)["result"] == {"quotient": 0.25}
 
@@ -349,3 +372,73 @@ def test_watcher_notifies_only_when_the_served_set_changes(home: Path) -> None:
             assert await watcher.check() is False  # told once per change
 
     anyio.run(main)
+
+
+# --- bearer-token authentication over HTTP ------------------------------------------------
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}},
+}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def test_http_refuses_requests_without_the_printed_token(home: Path) -> None:
+    with http_server(server_env(home)) as target:
+        assert len(target.token) >= 32, "".join(target.log)
+        bare = httpx.post(target.url, json=INITIALIZE, headers=MCP_HEADERS, timeout=30)
+        wrong = httpx.post(
+            target.url, json=INITIALIZE, headers={**MCP_HEADERS, "Authorization": "Bearer " + "x" * 43}, timeout=30
+        )
+        right = httpx.post(
+            target.url, json=INITIALIZE, headers={**MCP_HEADERS, "Authorization": f"Bearer {target.token}"}, timeout=30
+        )
+        assert bare.status_code == 401 and wrong.status_code == 401
+        assert "invalid_token" in bare.headers.get("www-authenticate", "")
+        assert right.status_code == 200, right.text
+
+        async def main() -> None:  # the SDK's own client, with the token, works end to end
+            async with connected(target, "legacy", Changes()) as client:
+                result = await client.call_tool("divide", {"a": 1, "b": 4})
+                assert payload(result)["result"] == {"quotient": 0.25}
+
+        anyio.run(main)
+
+
+def test_a_configured_token_is_used_and_never_printed(home: Path) -> None:
+    token = "configured-" + "t" * 30
+    with http_server({**server_env(home), "TOOLSMITH_MCP_TOKEN": token}) as target:
+        assert token not in "".join(target.log) and "Bearer" not in "".join(target.log)
+        headers = {**MCP_HEADERS, "Authorization": f"Bearer {token}"}
+        assert httpx.post(target.url, json=INITIALIZE, headers=headers, timeout=30).status_code == 200
+        assert httpx.post(target.url, json=INITIALIZE, headers=MCP_HEADERS, timeout=30).status_code == 401
+
+
+@pytest.mark.parametrize(
+    ("extra", "env", "setting"),
+    [
+        (["--host", "0.0.0.0"], {}, "mcp.token"),
+        (["--host", "0.0.0.0", "--no-auth"], {"TOOLSMITH_MCP_TOKEN": "z" * 40}, "--no-auth"),
+        ([], {"TOOLSMITH_MCP_TOKEN": "short"}, "mcp.token"),
+    ],
+)
+def test_unsafe_http_setups_are_refused_before_listening(
+    home: Path, extra: list[str], env: dict[str, str], setting: str
+) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "toolsmith", "mcp", "--transport", "http", "--port", "0", *extra],
+        env={**server_env(home), **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert setting in proc.stderr and "serving" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_no_auth_is_allowed_on_loopback_only(home: Path) -> None:
+    with http_server(server_env(home), "--no-auth") as target:
+        assert httpx.post(target.url, json=INITIALIZE, headers=MCP_HEADERS, timeout=30).status_code == 200
+        assert "--no-auth" in "".join(target.log)

@@ -45,6 +45,8 @@ class Settings:
     bwrap_path: str = ""  # auto | system | bundled | a path (see sandbox.bwrap_binary)
     network: bool = True
     limits: Limits = field(default_factory=Limits)
+    # mcp: the bearer token HTTP clients must send (see toolsmith.mcp_auth)
+    mcp_token: str = field(default="", repr=False)
     # packages
     index_url: str | None = None
     allow_packages: tuple[str, ...] = ()
@@ -130,6 +132,7 @@ def _from_layers(home: Path, data: dict[str, Any], env: Mapping[str, str]) -> Se
             env.get("TOOLSMITH_SANDBOX", sandbox.get("backend", "auto")), SANDBOX_BACKENDS, "sandbox.backend"
         ),
         "bwrap_path": str(env.get("TOOLSMITH_BWRAP_PATH") or sandbox.get("bwrap_path", "")).strip(),
+        "mcp_token": str(env.get("TOOLSMITH_MCP_TOKEN") or _table(data, "mcp").get("token", "")),
         "network": _bool(env.get("TOOLSMITH_NETWORK", sandbox.get("network", True)), "sandbox.network"),
         "limits": limits,
         "index_url": env.get("TOOLSMITH_INDEX_URL") or packages.get("index_url") or None,

@@ -45,6 +45,7 @@ from toolsmith.config import Settings
 from toolsmith.errors import ConfigError, LibraryError, SandboxUnavailableError, ToolNotFoundError
 from toolsmith.health import call_stored_tool, source_line
 from toolsmith.library import Status, ToolLibrary, ToolVersion
+from toolsmith.mcp_auth import HttpAuth, StaticTokenVerifier, auth_settings, resolve_auth
 from toolsmith.providers import ProviderConfig
 from toolsmith.sandbox import Sandbox
 from toolsmith.schema import argument_problems
@@ -56,7 +57,6 @@ SOLVE_TASK = "solve_task"
 POLL_INTERVAL_S = 0.5
 HTTP_PATH = "/mcp"
 _TRACEBACK_CHARS = 1500
-_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 Context = ServerRequestContext[dict[str, Any]]
 ActiveSet = frozenset[tuple[str, int, str]]
@@ -81,6 +81,7 @@ class ServeOptions:
     host: str = "127.0.0.1"
     port: int = 8765  # 0: pick a free port
     poll_interval_s: float = POLL_INTERVAL_S
+    no_auth: bool = False  # HTTP without a bearer token: loopback only (see toolsmith.mcp_auth)
 
 
 # --- the library side: plain synchronous calls, run in worker threads -----------------
@@ -420,8 +421,9 @@ def serve(settings: Settings, options: ServeOptions, *, solver: TaskSolver | Non
         watcher = ListChangeWatcher(tools, interval_s=options.poll_interval_s, always=options.transport == "stdio")
         server = build_server(tools, watcher, solver)
         if options.transport == "http":
+            auth = resolve_auth(settings.mcp_token, options.host, disabled=options.no_auth)
             sock = bind_socket(options.host, options.port)
-            anyio.run(_serve_http, server, watcher, sock, options.host)
+            anyio.run(_serve_http, server, watcher, sock, options.host, auth)
         else:
             log.info("serving %d tools from %s over stdio", len(tools.active()), library.display)
             anyio.run(_serve_stdio, server, watcher)
@@ -436,19 +438,30 @@ async def _serve_stdio(server: LibraryServer, watcher: ListChangeWatcher) -> Non
         group.cancel_scope.cancel()
 
 
-async def _serve_http(server: LibraryServer, watcher: ListChangeWatcher, sock: socket.socket, host: str) -> None:
+async def _serve_http(
+    server: LibraryServer, watcher: ListChangeWatcher, sock: socket.socket, host: str, auth: HttpAuth
+) -> None:
     import uvicorn
 
-    app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
-    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=3, lifespan="on")
     address, port = sock.getsockname()[:2]
     shown = f"[{address}]" if ":" in address else address
-    # Said on stderr, and flushed, so a caller asking for port 0 can read the port.
-    print(
-        f"toolsmith mcp: serving over streamable HTTP at http://{shown}:{port}{HTTP_PATH}", file=sys.stderr, flush=True
-    )
-    if host not in _LOOPBACK_HOSTS:
-        log.warning("listening on %s: anyone who can reach it can run your library's tools (no authentication)", host)
+    url = f"http://{shown}:{port}{HTTP_PATH}"
+    protection: dict[str, Any] = {}
+    if auth.token is not None:
+        protection = {"auth": auth_settings(url), "token_verifier": StaticTokenVerifier(auth.token)}
+    app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host, **protection)
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=3, lifespan="on")
+    # Said on stderr, and flushed, so a caller asking for port 0 can read the port (and token).
+    print(f"toolsmith mcp: serving over streamable HTTP at {url}", file=sys.stderr, flush=True)
+    if auth.generated:
+        print(
+            f"toolsmith mcp: clients must send the header 'Authorization: Bearer {auth.token}' "
+            "(a token for this run only; set mcp.token to keep one)",
+            file=sys.stderr,
+            flush=True,
+        )
+    elif auth.token is None:
+        log.warning("--no-auth: any local process can run your library's tools through %s", url)
     async with anyio.create_task_group() as group:
         group.start_soon(watcher.run)
         await uvicorn.Server(config).serve(sockets=[sock])

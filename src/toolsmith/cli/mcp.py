@@ -3,6 +3,8 @@
 The SDK is an optional extra, so it is imported only when the command runs; without it
 the command says how to install it (exit 2). Exit codes as everywhere: 2 for anything
 the user must change (a bad option, a missing key for ``--solve-task``, a port in use).
+Over HTTP every request must carry a bearer token (:mod:`toolsmith.mcp_auth`): the
+``mcp.token`` setting, or one generated and printed at start.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ def mcp_command(
     solve_task: bool = typer.Option(
         False, "--solve-task", help="Also serve solve_task(task), which runs the whole agent (needs a model key)."
     ),
+    no_auth: bool = typer.Option(
+        False, "--no-auth", help="HTTP without the bearer token (refused beyond loopback; see mcp.token)."
+    ),
 ) -> None:
     """Serve the tool library's active tools over the Model Context Protocol."""
     _require_sdk()
@@ -50,7 +55,8 @@ def mcp_command(
     settings = load_settings()
     solver = _solver(settings) if solve_task else None
     with cli_errors():
-        serve(settings, ServeOptions(transport=transport.value, host=host, port=port), solver=solver)
+        options = ServeOptions(transport=transport.value, host=host, port=port, no_auth=no_auth)
+        serve(settings, options, solver=solver)
 
 
 def _require_sdk() -> None:
