@@ -130,5 +130,9 @@ class TrajectoryWriter:
     def task(self, result: TaskResult) -> None:
         self._write({"record": "task", **result.to_dict(), "messages": result.messages})
 
+    def stop(self, details: dict[str, Any]) -> None:
+        """Why the run ended early (with the traceback when it was a bug)."""
+        self._write({"record": "stop", **details})
+
     def close(self) -> None:
         self._fh.close()

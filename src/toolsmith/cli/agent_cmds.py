@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console
 
-from toolsmith.cli.common import EXIT_CONFIG, EXIT_FAILED, EXIT_OK, cli_errors, fail, load_settings
+from toolsmith.cli.common import (
+    EXIT_CONFIG,
+    EXIT_CRASH,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    cli_errors,
+    exit_code_for,
+    fail,
+    load_settings,
+)
+from toolsmith.cli.output import check_output_path, write_output
 from toolsmith.cli.render import make_renderer
+from toolsmith.errors import ToolsmithError
 from toolsmith.providers import load_dotenv_files
 from toolsmith.redaction import Redactor
 
@@ -27,6 +40,20 @@ DEMO_TASKS = (
 )
 
 console = Console(highlight=False, soft_wrap=True)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What ``run`` and ``demo`` share: how to run, where to record, how to show it."""
+
+    model: str | None
+    fresh: bool
+    no_create: bool
+    output: Path | None
+    json_mode: bool
+    verbose: bool
+    quiet: bool
 
 
 def run_command(
@@ -42,8 +69,7 @@ def run_command(
     """Run tasks with the self-evolving agent against your tool library."""
     if not all(t.strip() for t in tasks):
         fail("a task must not be empty", EXIT_CONFIG)
-    report = _run(list(tasks), model, fresh, no_create, json_mode, verbose, quiet)
-    _finish(report, output, json_mode)
+    report = _run(list(tasks), RunOptions(model, fresh, no_create, output, json_mode, verbose, quiet))
     answered = all(r.status == "answered" for r in report.results)
     raise typer.Exit(EXIT_OK if answered else EXIT_FAILED)
 
@@ -60,42 +86,89 @@ def demo_command(
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Show only answers and summaries."),
 ) -> None:
     """Evolve a tool on the first task, then check that the second task reuses it."""
+    options = RunOptions(model, fresh, no_create, output, json_mode, verbose, quiet)
     if offline:
-        _offline(output, json_mode, verbose, quiet)
+        _offline(options)
         return
     tasks = list(task) if task else list(DEMO_TASKS)
-    report = _run(tasks, model, fresh, no_create, json_mode, verbose, quiet)
-    verdict = report.results[-1].reuse_verdict() if len(report.results) >= 2 else None
-    report.extra["reuse_verdict"] = verdict
-    _finish(report, output, json_mode)
+    report = _run(tasks, options, demo=True)
     if not json_mode:
         _print_reuse(report)
     raise typer.Exit(EXIT_OK if report.reuse_held else EXIT_FAILED)
 
 
-def _run(
-    tasks: list[str], model: str | None, fresh: bool, no_create: bool, json_mode: bool, verbose: bool, quiet: bool
-) -> SessionReport:
-    from toolsmith.session import run_session
+def _run(tasks: list[str], options: RunOptions, *, demo: bool = False) -> SessionReport:
+    """Run the session; whatever ends it, write ``--output`` and say where the record is."""
+    from toolsmith.session import Session
 
-    load_dotenv_files()
+    with cli_errors():
+        if options.output is not None:
+            check_output_path(options.output)  # before any model call
+        load_dotenv_files()
     settings = load_settings()
-    renderer = make_renderer(json_mode=json_mode, verbose=verbose, quiet=quiet)
+    renderer = make_renderer(json_mode=options.json_mode, verbose=options.verbose, quiet=options.quiet)
     try:
-        with cli_errors():
-            return run_session(
-                tasks, settings=settings, model_name=model, fresh=fresh, allow_create=not no_create, on_event=renderer
-            )
-    finally:
+        session = Session(
+            tasks, settings=settings, model_name=options.model, fresh=options.fresh,
+            allow_create=not options.no_create, on_event=renderer, on_wait=_say_waiting,
+        )  # fmt: skip
+    except (ToolsmithError, OSError, KeyboardInterrupt) as exc:  # the run never started
         renderer.close()
+        _write_unstarted(options.output, tasks, exc)
+        fail(str(exc), exit_code_for(exc), as_json=options.json_mode)
+    stopped: BaseException | None = None
+    try:
+        session.run()
+    except (Exception, KeyboardInterrupt) as exc:  # recorded by the session: the task, the stop, a traceback
+        stopped = exc
+    finally:
+        session.close()
+        renderer.close()
+    report = session.report
+    if demo:
+        report.extra["reuse_verdict"] = report.results[-1].reuse_verdict() if len(report.results) >= 2 else None
+    _finish(report, options)
+    if stopped is not None:
+        _fail_stopped(report, stopped)
+    return report
 
 
-def _finish(report: SessionReport, output: Path | None, json_mode: bool) -> None:
-    from toolsmith.session import write_output
+def _say_waiting() -> None:
+    err_console.print("--fresh: waiting for the other toolsmith runs using the library to finish...")
 
+
+def _write_unstarted(output: Path | None, tasks: list[str], exc: BaseException) -> None:
+    from toolsmith.session import RunStop
+
+    if output is None:
+        return
+    record = {"tasks": [], "answers": [], "results": [], "not_run": tasks, "stop": RunStop.of(exc, None).to_dict()}
+    _write(output, record)
+
+
+def _write(output: Path, data: dict[str, Any]) -> None:
+    try:
+        write_output(output, data)
+    except OSError as exc:  # the run is over either way: say so, do not hide its real outcome
+        err_console.print(f"warning: could not write --output {output}: {exc.strerror or exc}")
+
+
+def _fail_stopped(report: SessionReport, exc: BaseException) -> NoReturn:
+    """One line on stderr (with --json the session_finished line already holds the stop)."""
+    stop = report.stop
+    where = f"the trajectory is in {report.trajectory_path}"
+    if stop is not None and stop.kind == "crash":
+        fail(f"{stop.message}; {where}, with the traceback. Please report it.", EXIT_CRASH)
+    if stop is not None and stop.kind == "interrupted":
+        fail(f"interrupted; {where}.", EXIT_INTERRUPTED)
+    fail(str(exc), exit_code_for(exc))
+
+
+def _finish(report: SessionReport, options: RunOptions) -> None:
+    output = options.output
     if output:
-        write_output(output, report.to_dict())
-    if json_mode:  # the last line of the event stream: where the run was recorded
+        _write(output, report.to_dict())
+    if options.json_mode:  # the last line of the event stream: where the run was recorded
         record = {
             "type": "session_finished",
             "session_id": report.session_id,
@@ -103,6 +176,7 @@ def _finish(report: SessionReport, output: Path | None, json_mode: bool) -> None
             "output": str(output) if output else None,
             "reuse_held": report.reuse_held,
             "outcomes": [r.outcome for r in report.results],
+            "stop": report.stop.to_dict() if report.stop else None,
         }
         print(json.dumps(Redactor.from_environment().data(record), ensure_ascii=False), flush=True)
         return
@@ -126,20 +200,27 @@ def _print_reuse(report: SessionReport) -> None:
     )
 
 
-def _offline(output: Path | None, json_mode: bool, verbose: bool, quiet: bool) -> None:
+def _offline(options: RunOptions) -> None:
     from toolsmith.offline import run_offline
-    from toolsmith.session import write_output
 
-    renderer = make_renderer(json_mode=json_mode, verbose=verbose, quiet=quiet)
+    output = options.output
+    with cli_errors():
+        if output is not None:
+            check_output_path(output)
+    renderer = make_renderer(json_mode=options.json_mode, verbose=options.verbose, quiet=options.quiet)
     try:
-        with cli_errors():
-            report = run_offline(on_event=renderer, base=load_settings())
+        report = run_offline(on_event=renderer, base=load_settings())
+    except (Exception, KeyboardInterrupt) as exc:
+        _write_unstarted(output, ["offline self-test"], exc)
+        if isinstance(exc, (ToolsmithError, OSError, KeyboardInterrupt)):
+            fail(str(exc) or "interrupted", exit_code_for(exc), as_json=options.json_mode)
+        raise  # a bug: main() records its traceback
     finally:
         renderer.close()
     data = offline_output(report)
     if output:
-        write_output(output, data)
-    if not json_mode:
+        _write(output, data)
+    if not options.json_mode:
         _print_offline_verdicts(report)
         if output:
             console.print(f"output: {output}")

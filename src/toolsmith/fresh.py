@@ -1,0 +1,124 @@
+"""``--fresh``: move the library aside so evolution starts from zero, never losing one.
+
+A backup name is claimed with an exclusive create (``O_EXCL``) before anything moves
+into it, so two runs in the same second (or microsecond) never share a name and a move
+never replaces a backup. The WAL is checkpointed into the main file first, so each
+backup is whole on its own.
+
+Moving an SQLite file that another process has open is not safe (its connection would
+later delete the new library's WAL by name), so every session holds a shared lock on
+``.library.lock`` in the home while it uses the library (:func:`library_in_use`), and
+``--fresh`` takes the lock exclusively to move the file: it waits for running sessions
+to finish, and parallel ``--fresh`` runs take turns.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from toolsmith.config import Settings
+from toolsmith.errors import LibraryError
+
+LOCK_NAME = ".library.lock"
+_SIDE_FILES = ("-wal", "-shm")
+
+
+@contextmanager
+def library_in_use(
+    settings: Settings, *, fresh: bool = False, on_wait: Callable[[], None] | None = None
+) -> Iterator[Path | None]:
+    """Hold the library for a session; with ``fresh``, first move it aside (yields the backup)."""
+    settings.home.mkdir(parents=True, exist_ok=True)
+    with (settings.home / LOCK_NAME).open("a") as fh:
+        backup = None
+        if fresh:
+            _lock(fh.fileno(), exclusive=True, on_wait=on_wait)
+            backup = _move_aside(settings.db_path)
+        _lock(fh.fileno(), exclusive=False, on_wait=None)  # from exclusive, a downgrade
+        try:
+            yield backup
+        finally:
+            _unlock(fh.fileno())
+
+
+def fresh_library(settings: Settings, on_wait: Callable[[], None] | None = None) -> Path | None:
+    """Move the library aside now (waiting for sessions using it); return the backup."""
+    with library_in_use(settings, fresh=True, on_wait=on_wait) as backup:
+        return backup
+
+
+def _move_aside(db: Path) -> Path | None:
+    if not os.path.lexists(db):
+        return None
+    _checkpoint(db)
+    backup = _claim_unique(db)
+    try:
+        for suffix in _SIDE_FILES:
+            side = db.with_name(db.name + suffix)
+            if os.path.lexists(side):
+                target = backup.with_name(backup.name + suffix)
+                _claim(target)
+                os.replace(side, target)
+        os.replace(db, backup)
+    except OSError as exc:
+        raise LibraryError(f"--fresh could not move {db} aside to {backup}: {exc.strerror or exc}") from exc
+    return backup
+
+
+def _claim_unique(db: Path) -> Path:
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    for attempt in range(1000):
+        extra = f".{attempt}" if attempt else ""
+        candidate = db.with_name(f"library.{stamp}.{os.getpid()}{extra}.bak.db")
+        with suppress(FileExistsError):
+            _claim(candidate)
+            return candidate
+    raise LibraryError(f"--fresh found no free backup name next to {db}")
+
+
+def _claim(path: Path) -> None:
+    """Create ``path`` empty, failing if anything has that name: the name is now ours."""
+    os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+
+
+def _checkpoint(db: Path) -> None:
+    """Fold the WAL into the main file, so the backup does not depend on its side files.
+
+    Best effort: a damaged or foreign file is moved as it is."""
+    try:
+        conn = sqlite3.connect(f"{db.as_uri()}?mode=rw", uri=True, timeout=10)
+    except sqlite3.Error:
+        return
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    except sqlite3.Error:
+        pass
+    finally:
+        conn.close()
+
+
+def _lock(fd: int, *, exclusive: bool, on_wait: Callable[[], None] | None) -> None:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on Linux or macOS: no locking
+        return
+    kind = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+    try:
+        fcntl.flock(fd, kind | fcntl.LOCK_NB)
+    except BlockingIOError:
+        if on_wait is not None:
+            on_wait()
+        fcntl.flock(fd, kind)
+
+
+def _unlock(fd: int) -> None:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover
+        return
+    fcntl.flock(fd, fcntl.LOCK_UN)
