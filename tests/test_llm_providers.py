@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from toolsmith.envfiles import load_dotenv_files
 from toolsmith.errors import ConfigError, MissingKeyError
 from toolsmith.providers import (
     ProviderConfig,
     is_local_url,
     is_loopback_url,
-    load_dotenv_files,
     openrouter_model,
     resolve_provider,
 )

@@ -22,7 +22,6 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -313,27 +312,3 @@ def _ark_to_openrouter(name: str) -> str:
         f"{PROVIDERS['openrouter'].default_model!r}.",
         setting="LLM_MODEL",
     )
-
-
-# --- .env files ---------------------------------------------------------------------
-
-
-def load_dotenv_files(cwd: Path | None = None) -> list[Path]:
-    """Read ``.env`` from ``cwd`` (default: the working directory), then from the toolsmith
-    home, into ``os.environ``. Variables already set are never overridden, so the shell
-    wins over the working directory, which wins over the home. Returns the files read."""
-    from dotenv import load_dotenv
-
-    from toolsmith.config import default_home
-
-    candidates = [Path(cwd or Path.cwd()) / ".env", default_home(os.environ) / ".env"]
-    loaded: list[Path] = []
-    for path in candidates:
-        if not path.is_file() or any(path.samefile(seen) for seen in loaded):
-            continue
-        try:
-            load_dotenv(path, override=False)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"Cannot read {path}: {exc}", setting=str(path)) from exc
-        loaded.append(path)
-    return loaded

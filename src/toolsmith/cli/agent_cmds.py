@@ -19,12 +19,12 @@ from toolsmith.cli.common import (
     cli_errors,
     exit_code_for,
     fail,
+    load_dotenv,
     load_settings,
 )
 from toolsmith.cli.output import check_output_path, write_output
 from toolsmith.cli.render import make_renderer
 from toolsmith.errors import ToolsmithError
-from toolsmith.providers import load_dotenv_files
 from toolsmith.redaction import Redactor
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ def _run(tasks: list[str], options: RunOptions, *, demo: bool = False) -> Sessio
     with cli_errors():
         if options.output is not None:
             check_output_path(options.output)  # before any model call
-        load_dotenv_files()
+    load_dotenv()
     settings = load_settings()
     renderer = make_renderer(json_mode=options.json_mode, verbose=options.verbose, quiet=options.quiet)
     try:

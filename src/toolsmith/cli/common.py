@@ -136,6 +136,14 @@ def _crash_file(text: str) -> Path | None:
 # --- settings, the library, --json ------------------------------------------------------
 
 
+def load_dotenv(as_json: bool = False) -> None:
+    """Read the ``.env`` files (see :mod:`toolsmith.envfiles`), saying what was ignored and why."""
+    from toolsmith.envfiles import load_dotenv_files
+
+    with cli_errors(as_json):
+        load_dotenv_files(notify=lambda line: typer.echo(f"note: {line}", err=True))
+
+
 def load_settings(as_json: bool = False) -> Settings:
     with cli_errors(as_json):
         return Settings.load()

@@ -23,7 +23,7 @@ from rich.table import Table
 from toolsmith.config import Settings
 from toolsmith.errors import ToolsmithError
 from toolsmith.index import resolve_index_url
-from toolsmith.providers import load_dotenv_files, resolve_provider
+from toolsmith.providers import resolve_provider
 
 console = Console(highlight=False)
 PROBE_TIMEOUT_S = 5.0
@@ -191,10 +191,9 @@ def doctor_command(
     json_mode: bool = typer.Option(False, "--json", help="Print the checks as JSON."),
 ) -> None:
     """Check the provider, sandbox, uv, library and search backends; exit 1 on any problem."""
-    from toolsmith.cli.common import EXIT_FAILED, cli_errors, load_settings
+    from toolsmith.cli.common import EXIT_FAILED, load_dotenv, load_settings
 
-    with cli_errors(json_mode):
-        load_dotenv_files()
+    load_dotenv(json_mode)
     settings = load_settings(json_mode)
     rows = run_checks(settings)
     if json_mode:

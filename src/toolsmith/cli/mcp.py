@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from toolsmith.cli.common import EXIT_CONFIG, cli_errors, fail, load_settings
+from toolsmith.cli.common import EXIT_CONFIG, cli_errors, fail, load_dotenv, load_settings
 
 if TYPE_CHECKING:
     from toolsmith.config import Settings
@@ -48,10 +48,7 @@ def mcp_command(
     from toolsmith.mcp_server import ServeOptions, serve
 
     if solve_task:  # like `toolsmith run`: the model settings may live in a .env file
-        from toolsmith.providers import load_dotenv_files
-
-        with cli_errors():
-            load_dotenv_files()
+        load_dotenv()
     settings = load_settings()
     solver = _solver(settings) if solve_task else None
     with cli_errors():
