@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import socket
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from toolsmith.errors import ModelError, ModelResponseError, ModelRetryExhausted
+from toolsmith.errors import ModelError, ModelResponseError, ModelRetryExhausted, ModelTimeoutError
 from toolsmith.model import ModelReply, ToolCallRequest, Usage, ban
 from toolsmith.model.client import ChatModel
 from toolsmith.model.retry import RetryPolicy
@@ -52,14 +51,20 @@ def server(scripted: ScriptedModel) -> Iterator[ScriptedServer]:
 
 
 class Recorder:
-    """Stands in for time.sleep and collects on_retry events."""
+    """A fake clock that only sleeping moves, standing in for time.sleep and time.monotonic;
+    it also collects on_retry events. No test here asserts on wall-clock time."""
 
     def __init__(self) -> None:
+        self.now = 0.0
         self.sleeps: list[float] = []
         self.retries: list[tuple[int, float, str]] = []
 
     def sleep(self, seconds: float) -> None:
         self.sleeps.append(seconds)
+        self.now += seconds
+
+    def clock(self) -> float:
+        return self.now
 
     def on_retry(self, attempt: int, delay: float, reason: str) -> None:
         self.retries.append((attempt, delay, reason))
@@ -87,6 +92,7 @@ def chat(
         timeout=timeout,
         retry=retry or RetryPolicy(),
         sleep=recorder.sleep,
+        clock=recorder.clock,
         rng=lambda: 1.0,  # full jitter at its ceiling: the delays are exactly the backoff bounds
         on_retry=recorder.on_retry,
         **kwargs,
@@ -182,25 +188,32 @@ def test_429_then_500_then_success(scripted: ScriptedModel, server: ScriptedServ
     assert "HTTP 429" in recorder.retries[0][2] and "HTTP 500" in recorder.retries[1][2]
 
 
-def test_retry_after_is_honoured_and_capped(scripted: ScriptedModel, server: ScriptedServer) -> None:
-    scripted.add(final("a"), final("b"))
+def test_retry_after_is_honoured_in_full(scripted: ScriptedModel, server: ScriptedServer) -> None:
+    scripted.add(final("a"))
     recorder = Recorder()
-    model = chat(server, recorder, retry=RetryPolicy(max_delay_s=10.0))
-    server.inject(status=429, retry_after=3)
-    model.complete(USER, [])
-    server.inject(status=503, retry_after=3600)
-    model.complete(USER, [])
-    assert recorder.sleeps == [3.0, 10.0]
+    server.inject(status=429, retry_after=45)
+    chat(server, recorder, retry=RetryPolicy(max_delay_s=10.0, total_s=120.0)).complete(USER, [])
+    assert recorder.sleeps == [45.0]  # not cut to the backoff cap: that would retry into the limit
 
 
 def test_retry_after_beyond_the_time_budget_gives_up_at_once(scripted: ScriptedModel, server: ScriptedServer) -> None:
-    server.inject(status=429, retry_after=50)
+    server.inject(status=429, retry_after=100000)
     recorder = Recorder()
-    model = chat(server, recorder, retry=RetryPolicy(max_delay_s=60.0, max_total_s=20.0))
     with pytest.raises(ModelRetryExhausted) as info:
-        model.complete(USER, [])
+        chat(server, recorder, retry=RetryPolicy(total_s=300.0)).complete(USER, [])
     assert info.value.attempts == 1 and "HTTP 429" in info.value.last_error
-    assert recorder.sleeps == []
+    assert info.value.retry_after == 100000 and info.value.reached
+    assert "asked to wait 100000s" in str(info.value) and "retry_total_s" in str(info.value)
+    assert recorder.sleeps == [] and server.request_count == 1
+
+
+def test_five_quick_503s_do_not_end_a_request_with_budget_left(scripted: ScriptedModel, server: ScriptedServer) -> None:
+    scripted.add(final("after the outage"))
+    server.inject(status=503, times=5)
+    recorder = Recorder()
+    assert chat(server, recorder).complete(USER, []).content == "after the outage"
+    assert server.request_count == 6
+    assert recorder.sleeps == [1.0, 2.0, 4.0, 8.0, 16.0]
 
 
 def test_attempts_are_bounded(server: ScriptedServer) -> None:
@@ -214,28 +227,57 @@ def test_attempts_are_bounded(server: ScriptedServer) -> None:
     assert "3 attempt(s)" in str(info.value) and "test-key" not in str(info.value)
 
 
-def test_hang_times_out_then_retries(scripted: ScriptedModel, server: ScriptedServer) -> None:
+def test_retries_stop_on_the_time_budget(server: ScriptedServer) -> None:
+    server.inject(status=502, times=10)
+    recorder = Recorder()
+    with pytest.raises(ModelRetryExhausted) as info:
+        chat(server, recorder, retry=RetryPolicy(max_attempts=10, total_s=5.0)).complete(USER, [])
+    # slept 1 then 2 (3 s on the fake clock); waiting 4 more would end past the 5 s budget
+    assert recorder.sleeps == [1.0, 2.0] and info.value.attempts == 3
+    assert "3 attempt(s) in 3.0s" in str(info.value)
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_read_timeout_is_not_retried_and_names_the_setting(server: ScriptedServer, stream: bool) -> None:
+    server.inject(hang=10)
+    recorder = Recorder()
+    with pytest.raises(ModelTimeoutError) as info:
+        chat(server, recorder, timeout=0.3, stream=stream).complete(USER, [])
+    assert server.request_count == 1  # no second generation on a busy server
+    assert info.value.setting == "model.timeout_s" and "TOOLSMITH_MODEL_TIMEOUT_S" in str(info.value)
+    assert "no answer within 0.3s" in str(info.value)
+    assert recorder.retries == [] and recorder.sleeps == []
+
+
+def test_read_timeouts_are_retried_when_asked(scripted: ScriptedModel, server: ScriptedServer) -> None:
     scripted.add(final("after the hang"))
     server.inject(hang=10)
     recorder = Recorder()
-    started = time.monotonic()
-    result = chat(server, recorder, timeout=0.3).complete(USER, [])
-    assert result.content == "after the hang"
-    assert time.monotonic() - started < 3
+    model = chat(server, recorder, timeout=0.3, retry=RetryPolicy(retry_timeouts=True))
+    assert model.complete(USER, []).content == "after the hang"
     assert server.request_count == 2
     assert "no answer within 0.3s" in recorder.retries[0][2]
 
 
-def test_hangs_exhaust_within_the_time_budget(server: ScriptedServer) -> None:
-    server.inject(hang=10, times=50)
-    policy = RetryPolicy(max_attempts=50, max_total_s=0.8, base_delay_s=0.01)
-    started = time.monotonic()
-    with pytest.raises(ModelRetryExhausted) as info:
-        chat(server, timeout=0.3, retry=policy).complete(USER, [])
-    elapsed = time.monotonic() - started
-    assert 0.7 < elapsed < 2.0  # the last attempt's timeout was cut to what the budget had left
-    assert 2 <= info.value.attempts <= 4
-    assert "no answer" in info.value.last_error
+def test_a_stream_that_stalls_part_way_names_what_arrived(scripted: ScriptedModel, server: ScriptedServer) -> None:
+    scripted.add(final("x" * 200))
+    server.inject(stall_after=3)
+    with pytest.raises(ModelTimeoutError, match=r"stopped sending after .* no data for 0.3s"):
+        chat(server, timeout=0.3).complete(USER, [])
+    assert server.request_count == 1
+
+
+def test_an_endpoint_slower_than_the_old_defaults_still_answers(
+    scripted: ScriptedModel, server: ScriptedServer
+) -> None:
+    """Every request answered after a delay completes, given a timeout above the delay."""
+    scripted.add(final("slow but sure"), final("again"))
+    server.inject(delay=0.5, times=2)
+    model = chat(server, timeout=5.0)
+    assert model.complete(USER, []).content == "slow but sure"
+    model.stream = False
+    assert model.complete(USER, []).content == "again"
+    assert server.request_count == 2
 
 
 def test_dropped_connection_is_retried(scripted: ScriptedModel, server: ScriptedServer) -> None:
@@ -245,6 +287,18 @@ def test_dropped_connection_is_retried(scripted: ScriptedModel, server: Scripted
     assert chat(server, recorder).complete(USER, []).content == "ok"
     assert server.request_count == 2
     assert recorder.retries[0][2].startswith("connection failed")
+
+
+def test_an_endpoint_that_is_down_could_not_be_reached() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # nothing listens here once the probe closes
+    config = ProviderConfig("custom", "m", f"http://127.0.0.1:{port}/v1", "k", None)
+    recorder = Recorder()
+    model = ChatModel(config, retry=RetryPolicy(max_attempts=2), sleep=recorder.sleep, clock=recorder.clock)
+    with pytest.raises(ModelRetryExhausted) as info:
+        model.complete(USER, [])
+    assert not info.value.reached and info.value.attempts == 2
 
 
 # --- errors that are not retried -------------------------------------------------------

@@ -254,6 +254,7 @@ def test_key_is_never_shown() -> None:
         "key_variable": "OPENAI_API_KEY",
         "key_present": True,
         "fallback_from": None,
+        "url_variable": None,
     }
 
 
@@ -309,3 +310,11 @@ def test_dotenv_files_never_override(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert os.environ["MOONSHOT_API_KEY"] == "cwd-key"
     assert os.environ["ARK_API_KEY"] == "home-key"
     assert load_dotenv_files(tmp_path) == [home / ".env"]
+
+
+@pytest.mark.parametrize("variable", ["LLM_BASE_URL", "OPENAI_BASE_URL"])
+def test_config_remembers_which_variable_set_the_url(variable: str) -> None:
+    config = resolve_provider({variable: "http://127.0.0.1:9/v1", "LLM_MODEL": "m"})
+    assert config.url_variable == variable
+    assert config.to_dict()["url_variable"] == variable
+    assert resolve_provider({"OPENAI_API_KEY": "sk-x"}).url_variable is None

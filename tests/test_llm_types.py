@@ -11,7 +11,7 @@ import pytest
 from toolsmith.errors import ModelResponseError
 from toolsmith.model import ModelReply, ToolCallRequest, Usage, compute_cost
 from toolsmith.model.completion import parse_completion, redact
-from toolsmith.model.retry import RetryPolicy, parse_retry_after
+from toolsmith.model.retry import RetryPolicy, Stop, parse_retry_after
 
 
 def test_usage_adds_up_and_cost_none_is_neutral() -> None:
@@ -71,8 +71,11 @@ def test_parse_completion_without_usage_or_price() -> None:
 
 
 def test_parse_completion_refuses_unusable_answers() -> None:
-    with pytest.raises(ModelResponseError, match="without any choices: upstream down"):
+    with pytest.raises(ModelResponseError, match="an error instead of an answer: upstream down"):
         parse_completion(NS(choices=None, error="upstream down"), model="m")
+    with pytest.raises(ModelResponseError, match="without any choices") as info:
+        parse_completion({"id": "x", "object": "chat.completion"}, model="m")
+    assert info.value.check_url
     with pytest.raises(ModelResponseError, match="no message"):
         parse_completion(NS(choices=[NS(message=None)]), model="m")
     # a nameless tool call is the model's to fix: it is kept, and the toolbox answers it
@@ -90,11 +93,31 @@ def test_cost_uses_the_first_priced_name() -> None:
 
 
 def test_backoff_grows_with_full_jitter_and_caps() -> None:
-    policy = RetryPolicy(base_delay_s=1.0, max_delay_s=5.0)
-    assert [policy.delay(n, None, lambda: 1.0) for n in (1, 2, 3, 4)] == [1.0, 2.0, 4.0, 5.0]
-    assert policy.delay(3, None, lambda: 0.5) == 2.0
-    assert policy.delay(1, 2.5, lambda: 0.0) == 2.5  # Retry-After wins over the jitter
-    assert policy.delay(1, 99.0, lambda: 0.0) == 5.0
+    policy = RetryPolicy(base_delay_s=1.0, max_delay_s=5.0, total_s=1000.0)
+    assert [policy.next_delay(n, 0.0, None, lambda: 1.0) for n in (1, 2, 3, 4)] == [1.0, 2.0, 4.0, 5.0]
+    assert policy.next_delay(3, 0.0, None, lambda: 0.5) == 2.0
+    assert policy.next_delay(1, 0.0, 2.5, lambda: 0.0) == 2.5  # Retry-After wins over the jitter
+    assert policy.next_delay(1, 0.0, 99.0, lambda: 0.0) == 99.0  # and is honoured in full, not capped
+
+
+def test_retries_stop_on_time_with_an_attempt_cap_as_backstop() -> None:
+    policy = RetryPolicy(max_attempts=10, total_s=120.0)
+    # five quick 503s leave most of the budget: keep going
+    assert policy.next_delay(5, 4.0, None, lambda: 1.0) == 16.0
+    assert policy.next_delay(5, 110.0, None, lambda: 1.0) is Stop.BUDGET
+    assert policy.next_delay(10, 4.0, None, lambda: 1.0) is Stop.ATTEMPTS
+    # a Retry-After longer than what is left ends the retries at once
+    assert policy.next_delay(1, 0.0, 100_000.0, lambda: 1.0) is Stop.RETRY_AFTER
+    assert policy.next_delay(1, 100.0, 30.0, lambda: 1.0) is Stop.RETRY_AFTER
+    assert policy.next_delay(1, 100.0, 20.0, lambda: 1.0) == 20.0
+    assert RetryPolicy(total_s=0).next_delay(1, 0.0, None, lambda: 0.0) is Stop.BUDGET
+
+
+def test_defaults_suit_slow_models() -> None:
+    from toolsmith.model.retry import DEFAULT_TIMEOUT_S
+
+    assert DEFAULT_TIMEOUT_S >= 300  # an endpoint answering after 90 s must work out of the box
+    assert not RetryPolicy().retry_timeouts  # no duplicate generation on a busy server
 
 
 def test_retry_after_parsing() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import httpx
@@ -59,10 +60,27 @@ def test_bad_requests_are_400() -> None:
         url = f"{server.base_url}/chat/completions"
         assert httpx.post(url, content=b"{not json").status_code == 400
         assert httpx.post(url, json={"model": "m"}).status_code == 400
-        streamed = httpx.post(url, json={**CHAT, "stream": True})
-        assert streamed.status_code == 400 and "stream" in streamed.json()["error"]["message"]
-        assert server.authorizations == [None, None, None]
-        assert server.requests[0] == "{not json" and server.request_count == 3
+        assert server.authorizations == [None, None]
+        assert server.requests[0] == "{not json" and server.request_count == 2
+
+
+def test_streams_when_asked_and_can_refuse_or_ignore_streaming() -> None:
+    body = {**CHAT, "stream": True, "stream_options": {"include_usage": True}}
+    with ScriptedServer(ScriptedModel([final("a streamed answer")]), chunk_chars=4) as server:
+        streamed = httpx.post(f"{server.base_url}/chat/completions", json=body)
+    assert streamed.headers["content-type"] == "text/event-stream"
+    events = [line.removeprefix("data: ") for line in streamed.text.splitlines() if line.startswith("data: ")]
+    assert events[-1] == "[DONE]"
+    chunks = [json.loads(e) for e in events[:-1]]
+    text = "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
+    assert text == "a streamed answer" and len(chunks) > 5
+    assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["total_tokens"] > 0
+    with ScriptedServer(ScriptedModel([final("x")]), streaming="refuse") as server:
+        refused = httpx.post(f"{server.base_url}/chat/completions", json=body)
+    assert refused.status_code == 400 and "stream" in refused.json()["error"]["message"]
+    with ScriptedServer(ScriptedModel([final("plain")]), streaming="ignore") as server:
+        ignored = httpx.post(f"{server.base_url}/chat/completions", json=body)
+    assert ignored.json()["choices"][0]["message"]["content"] == "plain"
 
 
 def test_faults_play_in_order_before_answers() -> None:

@@ -21,7 +21,7 @@ from typing import Any
 from toolsmith import prompts
 from toolsmith.config import Settings
 from toolsmith.context import TaskContext, WebAccess
-from toolsmith.errors import ModelConfigError, ModelError
+from toolsmith.errors import ModelConfigError, ModelError, ModelResponseError, ModelRetryExhausted, ModelTimeoutError
 from toolsmith.events import (
     Event,
     EventSink,
@@ -41,6 +41,17 @@ from toolsmith.replies import normalise_reply, strip_thinking
 from toolsmith.sandbox import Sandbox
 from toolsmith.toolbox import Toolbox
 from toolsmith.trajectory import TaskResult
+
+
+def _model_failure(exc: ModelError) -> str:
+    """How a task's answer names a model failure: "could not be reached" only when true."""
+    if isinstance(exc, ModelRetryExhausted) and not exc.reached:
+        return "The model could not be reached"
+    if isinstance(exc, ModelTimeoutError):
+        return "The model did not answer in time"
+    if isinstance(exc, ModelResponseError):
+        return "The model endpoint sent an unusable answer"
+    return "The model call failed"
 
 
 def default_web(settings: Settings) -> WebAccess:
@@ -114,7 +125,7 @@ class Agent:
             raise
         except ModelError as exc:
             error = str(exc)
-            answer = f"The model could not be reached: {exc}"
+            answer = f"{_model_failure(exc)}: {exc}"
         return self._finish(loop, status, answer, error)
 
     # -- phases ------------------------------------------------------------------------

@@ -9,6 +9,7 @@ setting, so the user knows exactly what to change.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Mapping
@@ -29,6 +30,34 @@ else:  # pragma: no cover - exercised only on 3.10
 REVIEW_POLICIES = ("auto", "required")
 SANDBOX_BACKENDS = ("auto", "bwrap", "process")
 SEARCH_BACKENDS = ("ddgs", "searxng", "pypi")
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """The ``[model]`` table: how long to wait for the model endpoint, and whether to stream.
+
+    Defaults suit slow local and reasoning models: ``timeout_s`` is the SDK's own 600 s per
+    request (with streaming, the longest silence between two chunks), and a read timeout is
+    not retried (the server is most likely still generating) unless ``retry_timeouts``.
+    ``retry_total_s`` bounds how long 429s, 5xx and dropped connections are retried for one
+    request, ``max_attempts`` is a backstop on the number of attempts.
+    """
+
+    timeout_s: float = 600.0
+    retry_total_s: float = 300.0
+    max_attempts: int = 10
+    stream: bool = True
+    retry_timeouts: bool = False
+
+
+# [model] key -> environment variable that overrides it.
+MODEL_ENV = {
+    "timeout_s": "TOOLSMITH_MODEL_TIMEOUT_S",
+    "retry_total_s": "TOOLSMITH_MODEL_RETRY_TOTAL_S",
+    "max_attempts": "TOOLSMITH_MODEL_MAX_ATTEMPTS",
+    "stream": "TOOLSMITH_MODEL_STREAM",
+    "retry_timeouts": "TOOLSMITH_MODEL_RETRY_TIMEOUTS",
+}
 
 
 @dataclass(frozen=True)
@@ -63,6 +92,8 @@ class Settings:
     library_url: str | None = None
     # model price table: model name -> (input, output) in currency units per million tokens
     prices: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    # the model endpoint: timeouts, retries, streaming
+    model: ModelSettings = field(default_factory=ModelSettings)
 
     @property
     def db_path(self) -> Path:
@@ -146,6 +177,7 @@ def _from_layers(home: Path, data: dict[str, Any], env: Mapping[str, str]) -> Se
         "max_nudges": _int(budget.get("max_nudges", 2), "budget.max_nudges", minimum=0),
         "prices": _prices(_table(data, "prices")),
         "library_url": _library_url(env, _table(data, "library")),
+        "model": _model_settings(_table(data, "model"), env),
     }
     return Settings(home=home, **values)
 
@@ -226,3 +258,41 @@ def _prices(table: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
             _float(entry.get("output", 0), f"prices.{model}.output"),
         )
     return prices
+
+
+def _model_settings(table: Mapping[str, Any], env: Mapping[str, str]) -> ModelSettings:
+    """The ``[model]`` table, each key overridden by its ``TOOLSMITH_MODEL_*`` variable.
+
+    A bad value's error names where it came from: the variable when it was set, else the key.
+    """
+    raw: dict[str, tuple[Any, str]] = {}
+    for key, variable in MODEL_ENV.items():
+        if env.get(variable, "").strip():
+            raw[key] = (env[variable], variable)
+        elif key in table:
+            raw[key] = (table[key], f"model.{key}")
+    defaults = ModelSettings()
+
+    def number(key: str, *, minimum: float, whole: bool = False) -> float:
+        if key not in raw:
+            return float(getattr(defaults, key))
+        value, name = raw[key]
+        try:
+            parsed = math.nan if isinstance(value, bool) else float(value)
+        except (TypeError, ValueError):
+            parsed = math.nan
+        if not math.isfinite(parsed) or parsed < minimum or (whole and parsed != int(parsed)):
+            kind = "a whole number" if whole else "a finite number of seconds"
+            raise ConfigError(f"{name} must be {kind} >= {minimum:g}; got {value!r}.", setting=name)
+        return parsed
+
+    def flag(key: str) -> bool:
+        return bool(getattr(defaults, key)) if key not in raw else _bool(raw[key][0], raw[key][1])
+
+    return ModelSettings(
+        timeout_s=number("timeout_s", minimum=0.001),
+        retry_total_s=number("retry_total_s", minimum=0),
+        max_attempts=int(number("max_attempts", minimum=1, whole=True)),
+        stream=flag("stream"),
+        retry_timeouts=flag("retry_timeouts"),
+    )

@@ -35,6 +35,7 @@ Sandbox errors carry the run's data (``exit_code``, ``stdout``, ``stderr``,
     └── ModelError
         ├── ModelConfigError  (also a ConfigError)
         ├── ModelRetryExhausted
+        ├── ModelTimeoutError
         └── ModelResponseError
 """
 
@@ -234,16 +235,52 @@ class ModelConfigError(ModelError, ConfigError):
 
 
 class ModelRetryExhausted(ModelError):
-    """Transient failures went on past the retry budget."""
+    """Transient failures went on past the retry budget, or the provider asked to wait longer.
 
-    def __init__(self, message: str, *, attempts: int, last_error: str) -> None:
+    ``reached`` is False when no attempt ever got through to the endpoint (connection
+    refused or timed out), the only case in which "could not be reached" is true;
+    ``retry_after`` is the wait the provider last asked for, in seconds.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        attempts: int,
+        last_error: str,
+        reached: bool = True,
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(message)
         self.attempts = attempts
         self.last_error = last_error
+        self.reached = reached
+        self.retry_after = retry_after
+
+
+class ModelTimeoutError(ModelError):
+    """The endpoint sent no answer (or stopped sending one) within the per-request timeout.
+
+    Not retried by default: the server is most likely still generating. ``setting`` names
+    the timeout to raise.
+    """
+
+    def __init__(self, message: str, *, setting: str, timeout_s: float) -> None:
+        super().__init__(message)
+        self.setting = setting
+        self.timeout_s = timeout_s
 
 
 class ModelResponseError(ModelError):
-    """The endpoint answered with something that is not a usable chat completion."""
+    """The endpoint answered with something that is not a usable chat completion.
+
+    ``check_url`` marks answers that suggest the base URL points at something other than
+    the API (an HTML page, text that is not JSON).
+    """
+
+    def __init__(self, message: str, *, check_url: bool = False) -> None:
+        super().__init__(message)
+        self.check_url = check_url
 
 
 # --- review and signed bundles (appended) ---------------------------------------------

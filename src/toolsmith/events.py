@@ -64,6 +64,32 @@ class ModelRetry(Event):
 
 
 @dataclass(frozen=True)
+class ModelProgress(Event):
+    """A streamed answer is arriving: the counts so far (they stop growing when it stalls)."""
+
+    type: ClassVar[str] = "model_progress"
+    step: int
+    chunks: int
+    chars: int
+    reasoning_chars: int
+    tool_calls: int
+    elapsed_s: float
+
+    @classmethod
+    def of(cls, progress: Any, *, task: int, step: int) -> ModelProgress:
+        """From a :class:`toolsmith.model.stream.StreamProgress` (or anything with its fields)."""
+        return cls(
+            task=task,
+            step=step,
+            chunks=progress.chunks,
+            chars=progress.chars,
+            reasoning_chars=progress.reasoning_chars,
+            tool_calls=progress.tool_calls,
+            elapsed_s=progress.elapsed_s,
+        )
+
+
+@dataclass(frozen=True)
 class ToolCalled(Event):
     """A tool is about to run. ``origin`` is ``model`` or ``program`` (pre-retrieval)."""
 

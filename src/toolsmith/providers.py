@@ -76,6 +76,9 @@ class ProviderConfig:
     key_variable: str | None
     # The provider the user asked for when its key was missing and OpenRouter stood in.
     fallback_from: str | None = None
+    # The variable that set base_url (LLM_BASE_URL or OPENAI_BASE_URL), for error messages;
+    # None when the URL is the provider's own default.
+    url_variable: str | None = None
 
     @property
     def key_present(self) -> bool:
@@ -91,6 +94,7 @@ class ProviderConfig:
             "key_variable": self.key_variable,
             "key_present": self.key_present,
             "fallback_from": self.fallback_from,
+            "url_variable": self.url_variable,
         }
 
 
@@ -118,10 +122,10 @@ def resolve_provider(
         chosen = openrouter_model(chosen)
     key, key_variable = _find_key(spec, env, url_variable)
     if key:
-        return ProviderConfig(name, _need_model(chosen, name), base_url, key, key_variable)
+        return ProviderConfig(name, _need_model(chosen, name), base_url, key, key_variable, url_variable=url_variable)
     if _key_optional(name, spec, base_url, url_variable):
         placeholder = "ollama" if name == "ollama" else LOCAL_PLACEHOLDER_KEY
-        return ProviderConfig(name, _need_model(chosen, name), base_url, placeholder, None)
+        return ProviderConfig(name, _need_model(chosen, name), base_url, placeholder, None, url_variable=url_variable)
     openrouter_key = _clean(env.get("OPENROUTER_API_KEY"))
     if openrouter_key and url_variable is None and name in _FALLBACK_FROM:
         return ProviderConfig(

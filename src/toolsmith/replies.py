@@ -29,7 +29,7 @@ from collections.abc import Collection
 from dataclasses import replace
 from typing import Any
 
-from toolsmith.model import ModelReply, ToolCallRequest
+from toolsmith.model import ModelReply, ToolCallRequest, nesting
 from toolsmith.redaction import encodable
 
 _THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
@@ -157,8 +157,8 @@ def _jsonable(value: Any) -> Any:
 
 def _json_or_none(text: str) -> Any:
     try:
-        return json.loads(text)
-    except ValueError:
+        return nesting.loads(text)
+    except ValueError:  # not JSON, or nested too deeply to be a tool call
         return None
 
 
@@ -197,6 +197,9 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
     if raw is None:
         return {}, None
     text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+    if nesting.nesting_depth(text) > nesting.MAX_DEPTH:
+        # Deep values break code that recurses over them (events, copies), and no tool needs one.
+        return {}, f"arguments JSON nested too deeply (more than {nesting.MAX_DEPTH} levels)"
     value: Any = _unfence(text)
     for _ in range(3):  # "{...}" inside a JSON string, once or twice
         if not isinstance(value, str):

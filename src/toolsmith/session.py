@@ -24,11 +24,13 @@ from typing import Any
 from toolsmith.agent import Agent
 from toolsmith.config import Settings
 from toolsmith.errors import ConfigError, ModelConfigError, ToolsmithError
-from toolsmith.events import Event, EventSink, ModelRetry, TaskStarted, null_sink
+from toolsmith.events import Event, EventSink, ModelProgress, ModelRetry, StepStarted, TaskStarted, null_sink
 from toolsmith.fresh import library_in_use
 from toolsmith.library import ToolLibrary
 from toolsmith.model import Model
 from toolsmith.model.client import ChatModel
+from toolsmith.model.retry import RetryPolicy
+from toolsmith.model.stream import StreamProgress
 from toolsmith.providers import ProviderConfig, resolve_provider
 from toolsmith.redaction import Redactor
 from toolsmith.sandbox import Sandbox
@@ -106,12 +108,28 @@ class RunStop:
 
 
 def make_model(config: ProviderConfig, settings: Settings, sink: EventSink, current_task: dict[str, int]) -> Model:
-    """The real chat model, reporting its retries as events of the task being run."""
+    """The real chat model with the ``[model]`` settings, reporting its retries and its
+    streaming progress as events of the task and step being run."""
 
     def on_retry(attempt: int, delay: float, reason: str) -> None:
         sink(ModelRetry(task=current_task.get("task", 0), attempt=attempt, delay_s=round(delay, 2), reason=reason))
 
-    return ChatModel(config, prices=settings.prices, on_retry=on_retry)
+    def on_progress(progress: StreamProgress) -> None:
+        sink(ModelProgress.of(progress, task=current_task.get("task", 0), step=current_task.get("step", 0)))
+
+    model = settings.model
+    retry = RetryPolicy(
+        max_attempts=model.max_attempts, total_s=model.retry_total_s, retry_timeouts=model.retry_timeouts
+    )
+    return ChatModel(
+        config,
+        prices=settings.prices,
+        timeout=model.timeout_s,
+        retry=retry,
+        stream=model.stream,
+        on_retry=on_retry,
+        on_progress=on_progress,
+    )
 
 
 class Session:
@@ -166,7 +184,10 @@ class Session:
     def _sink(self, event: Event) -> None:
         if isinstance(event, TaskStarted):
             self._current["task"] = event.task
-        self.writer.event(event)
+        elif isinstance(event, StepStarted):
+            self._current["step"] = event.step
+        if not isinstance(event, ModelProgress):  # a display aid, too many for the record
+            self.writer.event(event)
         self._on_event(event)
 
     def run(self) -> SessionReport:

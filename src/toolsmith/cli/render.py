@@ -3,8 +3,10 @@
 Three renderers share one interface (``__call__(event)`` plus ``close()``):
 
 * :class:`RichRenderer` for a terminal: styled step lines and a spinner while the model
-  thinks;
-* :class:`PlainRenderer` when output is piped: the same lines, no colour, no spinner;
+  thinks, which counts a streamed answer as it arrives (counts that stop growing mean a
+  stall, not a slow answer);
+* :class:`PlainRenderer` when output is piped: the same lines, no colour, no spinner
+  (streaming progress only with ``--verbose``);
 * :class:`JsonRenderer` for ``--json``: one JSON object per event and line.
 
 They only read events; the agent never knows which one is listening.
@@ -24,6 +26,7 @@ from toolsmith.events import (
     Event,
     FinalAnswer,
     GuardFired,
+    ModelProgress,
     ModelRetry,
     ModelUsage,
     StepStarted,
@@ -76,6 +79,8 @@ class PlainRenderer:
             return (
                 f"    model {event.model}: {event.total_tokens} tokens, {event.wall_s:.2f}s" if self.verbose else None
             )
+        if isinstance(event, ModelProgress):
+            return f"    model answering: {progress_text(event)}" if self.verbose else None
         if isinstance(event, ModelRetry):
             return f"    model retry {event.attempt} in {event.delay_s:.1f}s: {event.reason}"
         if isinstance(event, ToolCalled):
@@ -122,6 +127,10 @@ class RichRenderer(PlainRenderer):
         self._status: Status | None = None
 
     def __call__(self, event: Event) -> None:
+        if isinstance(event, ModelProgress):
+            if self._status is not None:
+                self._status.update(f"model is answering… {progress_text(event)}")
+            return
         self._stop_spinner()
         if self.quiet and not isinstance(event, (FinalAnswer, TaskFinished)):
             return
@@ -184,6 +193,16 @@ def make_renderer(*, json_mode: bool, verbose: bool, quiet: bool) -> PlainRender
     if console.is_terminal:
         return RichRenderer(console, verbose=verbose, quiet=quiet)
     return PlainRenderer(verbose=verbose, quiet=quiet)
+
+
+def progress_text(event: ModelProgress) -> str:
+    """``1,234 chars (+56 reasoning), 2 tool calls, 80 chunks in 12.3s``."""
+    text = f"{event.chars:,} chars"
+    if event.reasoning_chars:
+        text += f" (+{event.reasoning_chars:,} reasoning)"
+    if event.tool_calls:
+        text += f", {event.tool_calls} tool call{'s' if event.tool_calls != 1 else ''}"
+    return f"{text}, {event.chunks:,} chunks in {event.elapsed_s:.1f}s"
 
 
 def _cost(cost: float | None) -> str:

@@ -2,8 +2,11 @@
 
 * :mod:`~toolsmith.model.types`: :class:`ModelReply`, :class:`ToolCallRequest`,
   :class:`Usage` and the :class:`Model` protocol (no SDK import);
-* :mod:`~toolsmith.model.completion`: a chat completion read into a ModelReply;
-* :mod:`~toolsmith.model.retry`: the retry policy and ``Retry-After``;
+* :mod:`~toolsmith.model.completion`: a response body or chat completion read into a
+  ModelReply, anything else refused as one clear error;
+* :mod:`~toolsmith.model.stream`: a streamed completion assembled, with progress;
+* :mod:`~toolsmith.model.nesting`: the bound on how deeply model JSON may nest;
+* :mod:`~toolsmith.model.retry`: the retry policy (stops on time) and ``Retry-After``;
 * :mod:`~toolsmith.model.ban`: the real-model ban tests rely on;
 * :mod:`~toolsmith.model.client`: :class:`ChatModel`, the OpenAI-compatible client (the
   only module here that imports the ``openai`` SDK; import it from there).

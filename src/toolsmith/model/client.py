@@ -1,15 +1,23 @@
 """The OpenAI-compatible client: :class:`ChatModel` talks to any ``/chat/completions``
-endpoint through the official SDK.
+endpoint through the official SDK. This is the only module of :mod:`toolsmith.model`
+that imports the SDK.
 
-ChatModel retries on its own (the SDK's retries are switched off) so that the budget is
-bounded in attempts *and* in wall time, ``Retry-After`` is honoured, and every retry can be
-reported to the agent as an event. This is the only module of :mod:`toolsmith.model` that
-imports the SDK.
+* Retries are ChatModel's own (the SDK's are off): on 429, 5xx, dropped connections and
+  connect timeouts, within a :class:`~toolsmith.model.retry.RetryPolicy` that stops on
+  time; each retry is reported through ``on_retry``.
+* A request that got no answer within ``timeout_s`` is not sent again by default: the
+  server is most likely still generating. The error names the setting to raise.
+* The completion is streamed where the endpoint allows it, and progress is reported
+  through ``on_progress``; an endpoint that refuses or ignores streaming is then asked
+  without it for the rest of the session.
+* Bodies are read by :mod:`toolsmith.model.completion`, never by the SDK's parser, so a
+  body that is not a chat completion is one clear :class:`ModelResponseError`.
 """
 
 from __future__ import annotations
 
 import random
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
@@ -17,40 +25,61 @@ from typing import Any
 
 import openai
 
-from toolsmith.errors import ModelConfigError, ModelError, ModelRetryExhausted
+from toolsmith.errors import ModelConfigError, ModelError, ModelResponseError, ModelRetryExhausted, ModelTimeoutError
 from toolsmith.model.ban import check_endpoint_allowed
-from toolsmith.model.completion import DETAIL_LIMIT, parse_completion, redact
-from toolsmith.model.retry import RetryPolicy, parse_retry_after
+from toolsmith.model.completion import DETAIL_LIMIT, parse_completion, read_body, redact
+from toolsmith.model.retry import DEFAULT_TIMEOUT_S, RetryPolicy, Stop, parse_retry_after
+from toolsmith.model.stream import StreamProgress, StreamReader
 from toolsmith.model.types import ModelReply
 from toolsmith.providers import LOCAL_PLACEHOLDER_KEY, ProviderConfig
 
 _RETRYABLE = (408, 409, 429)
+_CONNECT_TIMEOUT_S = 10.0
+# Timeouts before any request reached the server: nothing is generating, so they are retried.
+_EARLY_TIMEOUTS = ("ConnectTimeout", "PoolTimeout")
+TIMEOUT_SETTING = "model.timeout_s (TOOLSMITH_MODEL_TIMEOUT_S)"
+RETRY_SETTING = "model.retry_total_s (TOOLSMITH_MODEL_RETRY_TOTAL_S)"
+
+
+class _Transient(Exception):
+    """One failed attempt worth another try: why, and the provider's Retry-After."""
+
+    def __init__(self, reason: str, retry_after: float | None = None, *, reached: bool = True) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+        self.reached = reached
 
 
 class ChatModel:
-    """A :class:`Model` backed by an OpenAI-compatible ``/chat/completions`` endpoint."""
+    """A :class:`~toolsmith.model.Model` backed by an OpenAI-compatible endpoint."""
 
     def __init__(
         self,
         config: ProviderConfig,
         *,
         prices: Mapping[str, tuple[float, float]] | None = None,
-        timeout: float = 60.0,
+        timeout: float = DEFAULT_TIMEOUT_S,
         retry: RetryPolicy | None = None,
+        stream: bool = True,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         rng: Callable[[], float] = random.random,
         on_retry: Callable[[int, float, str], None] | None = None,
+        on_progress: Callable[[StreamProgress], None] | None = None,
     ) -> None:
         self.config = config
         self.name = config.model
         self.prices = dict(prices or {})
         self.timeout = timeout
         self.retry = retry or RetryPolicy()
+        self.stream = stream
         self.on_retry = on_retry
+        self.on_progress = on_progress
         self._sleep = sleep
         self._clock = clock
         self._rng = rng
+        self._usage_in_stream = True  # drop stream_options once an endpoint refuses them
         # Never hand the SDK an empty key: it would fall back to OPENAI_API_KEY from the
         # environment and send that to whatever endpoint this is.
         key = config.api_key or LOCAL_PLACEHOLDER_KEY
@@ -58,7 +87,7 @@ class ChatModel:
             api_key=key,
             base_url=config.base_url,
             max_retries=0,
-            timeout=timeout,
+            timeout=self._timeout(),
             # An explicit header stops OPENAI_CUSTOM_HEADERS from swapping in another key.
             default_headers={"Authorization": f"Bearer {key}"},
         )
@@ -86,8 +115,10 @@ class ChatModel:
     ) -> None:
         self.close()
 
+    # --- one completion, with retries
+
     def complete(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> ModelReply:
-        """One chat completion, retried on 429/5xx/timeouts/dropped connections."""
+        """One chat completion, retried on transient failures within the retry policy."""
         check_endpoint_allowed(self.base_url)
         request: dict[str, Any] = {"model": self.name, "messages": list(messages)}
         if tools:
@@ -97,49 +128,148 @@ class ChatModel:
         attempt = 0
         while True:
             attempt += 1
-            timeout = max(0.01, min(self.timeout, self.retry.max_total_s - (self._clock() - started)))
             try:
-                response = self._client.chat.completions.create(**request, timeout=timeout)
-            except openai.APIStatusError as exc:
-                reason, retry_after = self._transient_status(exc)
-            except openai.APITimeoutError:
-                reason, retry_after = f"no answer within {timeout:.1f}s", None
-            except openai.APIConnectionError as exc:
-                reason, retry_after = (
-                    f"connection failed: {self._detail(exc.__cause__ or exc)}",
-                    None,
-                )
-            else:
-                return parse_completion(response, model=self.name, prices=self.prices)
-            self._before_retry(attempt, started, reason, retry_after)
+                return self._attempt(request)
+            except _Transient as failure:
+                self._before_retry(attempt, started, failure)
 
-    def _before_retry(self, attempt: int, started: float, reason: str, retry_after: float | None) -> None:
-        delay = self.retry.delay(attempt, retry_after, self._rng)
+    def _attempt(self, request: dict[str, Any]) -> ModelReply:
+        """One request; raises _Transient for what is worth another try."""
+        streaming = self.stream
+        try:
+            if streaming:
+                return self._streamed(request)
+            raw = self._client.chat.completions.with_raw_response.create(**request, timeout=self._timeout())
+            return self._reply(raw.http_response.content)
+        except openai.APIStatusError as exc:
+            if streaming and self._streaming_refused(exc):
+                return self._attempt(request)
+            raise self._status_failure(exc) from None
+        except openai.APITimeoutError as exc:
+            raise self._timeout_failure(exc, None) from None
+        except openai.APIConnectionError as exc:
+            reason = f"connection failed: {self._detail(exc.__cause__ or exc)}"
+            raise _Transient(reason, reached=False) from None
+
+    def _before_retry(self, attempt: int, started: float, failure: _Transient) -> None:
         elapsed = self._clock() - started
-        if attempt >= self.retry.max_attempts or elapsed + delay >= self.retry.max_total_s:
-            raise ModelRetryExhausted(
-                f"{self._where()} kept failing: {attempt} attempt(s) in {elapsed:.1f}s, last "
-                f"error: {reason}. Try again later, or check that the endpoint is up.",
-                attempts=attempt,
-                last_error=reason,
-            )
+        verdict = self.retry.next_delay(attempt, elapsed, failure.retry_after, self._rng)
+        if isinstance(verdict, Stop):
+            raise self._exhausted(verdict, attempt, elapsed, failure)
         if self.on_retry is not None:
-            self.on_retry(attempt, delay, reason)
-        self._sleep(delay)
+            self.on_retry(attempt, verdict, failure.reason)
+        self._sleep(verdict)
 
-    def _transient_status(self, exc: openai.APIStatusError) -> tuple[str, float | None]:
-        """(reason, Retry-After) for a status worth retrying; raise ModelError otherwise."""
+    def _exhausted(self, why: Stop, attempt: int, elapsed: float, failure: _Transient) -> ModelRetryExhausted:
+        tried = f"{attempt} attempt(s) in {elapsed:.1f}s"
+        if why is Stop.RETRY_AFTER:
+            left = max(0.0, self.retry.total_s - elapsed)
+            message = (
+                f"{self._where()} asked to wait {failure.retry_after:g}s before trying again "
+                f"(Retry-After), more than the {left:.0f}s left of the retry budget {RETRY_SETTING}. "
+                f"Not retried; last error: {failure.reason}."
+            )
+        else:
+            message = (
+                f"{self._where()} kept failing: {tried}, last error: {failure.reason}. Try again later, "
+                f"check that the endpoint is up, or allow longer with {RETRY_SETTING}."
+            )
+        return ModelRetryExhausted(
+            message,
+            attempts=attempt,
+            last_error=failure.reason,
+            reached=failure.reached,
+            retry_after=failure.retry_after,
+        )
+
+    # --- streaming
+
+    def _streamed(self, request: dict[str, Any]) -> ModelReply:
+        extra: dict[str, Any] = {"stream_options": {"include_usage": True}} if self._usage_in_stream else {}
+        stream = self._client.chat.completions.create(**request, **extra, stream=True, timeout=self._timeout())
+        with stream:
+            content_type = stream.response.headers.get("content-type", "")
+            if "event-stream" not in content_type:
+                # The endpoint ignored stream=True and sent the whole completion.
+                self.stream = False
+                return self._reply(_read(stream.response))
+            reader = StreamReader(clock=self._clock, on_progress=self.on_progress)
+            try:
+                reader.read(stream)
+            except openai.APITimeoutError as exc:
+                raise self._timeout_failure(exc, reader) from None
+            except ModelResponseError as exc:
+                raise self._bad_body(exc) from None
+            except (openai.APIStatusError, openai.APIConnectionError):
+                raise
+            except openai.APIError as exc:
+                # An error event in the middle of the stream (OpenRouter sends these).
+                raise _Transient(f"error in the stream after {reader.describe()}: {self._detail(exc)}") from None
+        try:
+            return reader.reply(model=self.name, prices=self.prices)
+        except ModelResponseError as exc:
+            raise self._bad_body(exc) from None
+
+    def _streaming_refused(self, exc: openai.APIStatusError) -> bool:
+        """True (and streaming adjusted) when ``exc`` says the endpoint cannot stream."""
+        detail = self._detail(exc).lower()
+        if exc.status_code not in (400, 404, 415, 422, 501) or "stream" not in detail:
+            return False
+        if "stream_options" in detail or "include_usage" in detail:
+            if not self._usage_in_stream:
+                return False
+            self._usage_in_stream = False
+        else:
+            self.stream = False
+        return True
+
+    # --- reading answers and failures
+
+    def _reply(self, body: bytes) -> ModelReply:
+        try:
+            return parse_completion(read_body(body), model=self.name, prices=self.prices)
+        except ModelResponseError as exc:
+            raise self._bad_body(exc) from None
+
+    def _bad_body(self, exc: ModelResponseError) -> ModelResponseError:
+        """``exc`` (which says what arrived) as the message a user can act on."""
+        message = f"{self._where()} answered with {exc}, not a usable chat completion."
+        if exc.check_url:
+            variable = self.config.url_variable or "LLM_BASE_URL"
+            message += f" Check that {variable} is the API's base URL (it usually ends in /v1)."
+        return ModelResponseError(message, check_url=exc.check_url)
+
+    def _timeout_failure(self, exc: openai.APITimeoutError, reader: StreamReader | None) -> Exception:
+        cause = type(exc.__cause__).__name__ if exc.__cause__ is not None else ""
+        if cause in _EARLY_TIMEOUTS:
+            return _Transient(f"could not connect within {_CONNECT_TIMEOUT_S:g}s", reached=False)
+        if reader is not None and reader.received:
+            what = f"stopped sending after {reader.describe()}: no data for {self.timeout:g}s"
+        else:
+            what = f"sent no answer within {self.timeout:g}s"
+        if self.retry.retry_timeouts:
+            return _Transient(what)
+        return ModelTimeoutError(
+            f"{self._where()} {what}. A slow local or reasoning model may need longer: raise "
+            f"{TIMEOUT_SETTING}. The request was not sent again, so the server is not asked to "
+            f"generate the same answer twice (model.retry_timeouts = true would retry it).",
+            setting="model.timeout_s",
+            timeout_s=self.timeout,
+        )
+
+    def _status_failure(self, exc: openai.APIStatusError) -> Exception:
+        """A _Transient for a status worth retrying; the ModelError to raise otherwise."""
         status = exc.status_code
         detail = self._detail(exc)
         if status == 429 and _error_code(exc) == "insufficient_quota":
-            raise ModelError(
+            return ModelError(
                 f"{self._where()} refused: the account has no quota left (HTTP 429): {detail}. "
                 f"Add credit, or pick another provider with LLM_PROVIDER."
-            ) from None
+            )
         if status in _RETRYABLE or status >= 500:
             label = "rate limited" if status == 429 else "server error" if status >= 500 else "busy"
-            return f"HTTP {status} {label}: {detail}", parse_retry_after(exc.response.headers)
-        raise self._fatal(status, detail, _error_code(exc)) from None
+            return _Transient(f"HTTP {status} {label}: {detail}", parse_retry_after(exc.response.headers))
+        return self._fatal(status, detail, _error_code(exc))
 
     def _fatal(self, status: int, detail: str, code: str | None) -> ModelError:
         where = self._where()
@@ -151,12 +281,17 @@ class ChatModel:
             if code == "model_not_found" or "model" in detail.lower():
                 hint, setting = "Set LLM_MODEL (or --model) to a model this endpoint serves.", "LLM_MODEL"
             else:
-                hint, setting = "Check the base URL (LLM_BASE_URL); it usually ends in /v1.", "LLM_BASE_URL"
+                setting = self.config.url_variable or "LLM_BASE_URL"
+                hint = f"Check the base URL ({setting}); it usually ends in /v1."
             return ModelConfigError(f"{where} has no model {self.name!r} (HTTP 404): {detail}. {hint}", setting=setting)
         hint = ""
         if "tool" in detail.lower() and "support" in detail.lower():
             hint = " Pick a model with tool (function) calling via LLM_MODEL."
         return ModelError(f"{where} rejected the request (HTTP {status}): {detail}.{hint}")
+
+    def _timeout(self) -> openai.Timeout:
+        # Connecting is quick or hopeless; only reading waits for the model to generate.
+        return openai.Timeout(self.timeout, connect=min(self.timeout, _CONNECT_TIMEOUT_S))
 
     def _where(self) -> str:
         return f"The {self.config.provider} endpoint {self.base_url}"
@@ -175,3 +310,20 @@ class ChatModel:
 
 def _error_code(exc: openai.APIStatusError) -> str | None:
     return exc.code if isinstance(exc.code, str) else None
+
+
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """The transport errors of the SDK's HTTP library: httpx, or httpx2 in newer SDKs."""
+    found = [getattr(sys.modules.get(name), "TransportError", None) for name in ("httpx", "httpx2")]
+    return tuple(error for error in found if isinstance(error, type) and issubclass(error, BaseException))
+
+
+def _read(response: Any) -> bytes:
+    """The whole body of a streamed response that turned out not to be a stream."""
+    try:
+        data = response.read()
+    except _transport_errors() as exc:
+        if "Timeout" in type(exc).__name__:
+            raise openai.APITimeoutError(request=response.request) from exc
+        raise openai.APIConnectionError(request=response.request) from exc
+    return bytes(data)

@@ -1,37 +1,68 @@
 """When to try a model request again, and how long to wait first.
 
-:class:`RetryPolicy` bounds retries in attempts and in wall time; :func:`parse_retry_after`
-reads the provider's own request to wait (``retry-after-ms`` or ``Retry-After``).
+:class:`RetryPolicy` stops on time, with an attempt cap as a backstop: a burst of 503s
+must not end a task whose time budget has room left. The provider's own request to wait
+(``retry-after-ms`` or ``Retry-After``, read by :func:`parse_retry_after`) is honoured in
+full, or, when it is longer than the budget left, ends the retries at once.
 """
 
 from __future__ import annotations
 
 import email.utils
+import enum
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+DEFAULT_TIMEOUT_S = 600.0  # per request, as the openai SDK's own default
+DEFAULT_RETRY_TOTAL_S = 300.0
+DEFAULT_MAX_ATTEMPTS = 10
+
+
+class Stop(enum.Enum):
+    """Why no further attempt is made."""
+
+    ATTEMPTS = "attempts"  # the attempt cap was reached
+    BUDGET = "budget"  # the next backoff would end past the time budget
+    RETRY_AFTER = "retry_after"  # the provider asked for a wait longer than the budget left
+
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How long to keep trying on transient failures: bounded in attempts and in time."""
+    """How long to keep retrying transient failures of one model request.
 
-    max_attempts: int = 5
-    max_total_s: float = 120.0
+    ``total_s`` is counted from the start of the first attempt; no attempt starts after it.
+    Each attempt still gets the full per-request timeout, so a slow answer on a retry is
+    not cut short. ``retry_timeouts`` retries a request that got no answer in time: off by
+    default, because the server is most likely still generating, and a second request
+    would double its load.
+    """
+
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    total_s: float = DEFAULT_RETRY_TOTAL_S
     base_delay_s: float = 1.0
     max_delay_s: float = 30.0
+    retry_timeouts: bool = False
 
-    def delay(self, attempt: int, retry_after: float | None, rng: Callable[[], float]) -> float:
-        """Seconds to wait after failed attempt number ``attempt`` (1-based).
+    def next_delay(
+        self, attempt: int, elapsed: float, retry_after: float | None, rng: Callable[[], float]
+    ) -> float | Stop:
+        """Seconds to wait before attempt ``attempt + 1``, or why to stop.
 
-        The server's ``Retry-After`` wins, capped at ``max_delay_s``; otherwise exponential
-        backoff with full jitter, so many clients hit by the same outage spread out.
+        ``attempt`` is the number of the attempt that just failed (1-based) and
+        ``elapsed`` the seconds since the first one started. Without ``Retry-After`` the
+        wait is exponential backoff with full jitter, so clients hit by one outage spread
+        out.
         """
+        if attempt >= self.max_attempts:
+            return Stop.ATTEMPTS
         if retry_after is not None:
-            return min(max(retry_after, 0.0), self.max_delay_s)
+            wait = max(retry_after, 0.0)
+            return Stop.RETRY_AFTER if elapsed + wait > self.total_s else wait
         ceiling = min(self.max_delay_s, self.base_delay_s * 2.0 ** (attempt - 1))
-        return ceiling * rng()
+        wait = ceiling * rng()
+        return Stop.BUDGET if elapsed + wait >= self.total_s else wait
 
 
 def parse_retry_after(headers: Mapping[str, str]) -> float | None:

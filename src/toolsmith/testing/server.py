@@ -2,9 +2,11 @@
 
 Tests point a real :class:`~toolsmith.model.client.ChatModel` (real SDK, real HTTP) at it, so the
 whole client path runs without any model provider. It serves ``POST /v1/chat/completions``
-(non-streaming) and ``GET /v1/models``, records what it received, and plays a queue of
-faults before normal answers: error statuses with ``Retry-After``, hangs, dropped
-connections and raw bodies. With ``strict=True`` it refuses a transcript the way strict
+(streamed as server-sent events when the request asks for ``stream``, unless told to refuse
+or ignore streaming) and ``GET /v1/models``, records what it received, and plays a queue
+of faults before normal answers: error statuses with ``Retry-After``, hangs, dropped
+connections, delays, raw bodies (any bytes, any content type), raw event streams and
+streams that stall part way. With ``strict=True`` it refuses a transcript the way strict
 providers do (HTTP 400): a tool message that answers no pending tool call, a tool call
 left unanswered, an empty or repeated call id.
 
@@ -38,8 +40,14 @@ class Fault:
     retry_after: float | None = None
     hang: float | None = None  # wait this long, then close without answering
     drop: bool = False  # close the connection without answering
-    body: Any = None  # serve this (JSON value, or str verbatim) instead of an answer
+    body: Any = None  # serve this (JSON value, or str/bytes verbatim) instead of an answer
     delay: float | None = None  # wait, then go on (with the status/body, or a real answer)
+    content_type: str | None = None  # for ``body``: the Content-Type to claim
+    events: Any = None  # serve this (str/bytes) verbatim as a text/event-stream body
+    stall_after: int | None = None  # stream this many chunks of the real answer, then hang
+
+
+STREAM_MODES = ("sse", "refuse", "ignore")
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -77,12 +85,15 @@ class _Handler(BaseHTTPRequestHandler):
             body = raw.decode("utf-8", "replace")  # recorded as text; _answer refuses it
         owner = self.server.owner
         fault = owner._record(self.headers.get("Authorization"), body)
-        if fault is not None and self._play(fault):
+        if fault is not None and self._play(fault, body):
             return
         status, payload = owner._answer(body)
-        self._send_json(status, payload)
+        if status == 200 and isinstance(payload, list):
+            self._send_events(payload, stall_after=fault.stall_after if fault else None)
+        else:
+            self._send_json(status, payload)
 
-    def _play(self, fault: Fault) -> bool:
+    def _play(self, fault: Fault, request: Any) -> bool:
         """Apply ``fault``; True when the request is fully handled."""
         stopping = self.server.owner._stopping
         if fault.hang is not None:
@@ -95,19 +106,24 @@ class _Handler(BaseHTTPRequestHandler):
             return True
         if fault.delay is not None:
             stopping.wait(fault.delay)
+        if fault.events is not None:
+            self._send_raw(200, _bytes(fault.events), "text/event-stream")
+            return True
         if fault.status is None and fault.body is None:
-            return False  # only a delay: answer normally
+            return False  # only a delay or a stall: answer normally
         status = fault.status or 200
         headers = {} if fault.retry_after is None else {"Retry-After": _number(fault.retry_after)}
         body = fault.body if fault.body is not None else _error(f"Injected HTTP {status}", "injected")
-        self._send_json(status, body, headers)
+        if fault.content_type is not None or isinstance(body, bytes):
+            raw = body if isinstance(body, bytes) else _bytes(body if isinstance(body, str) else json.dumps(body))
+            self._send_raw(status, raw, fault.content_type or "application/json", headers)
+        else:
+            self._send_json(status, body, headers)
         return True
 
-    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-        data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+    def _send_raw(self, status: int, data: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
         try:
             self.send_response(status)
-            content_type = "text/plain" if isinstance(payload, str) else "application/json"
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
             for name, value in (headers or {}).items():
@@ -117,15 +133,58 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             self.close_connection = True  # the client gave up (timed out) first
 
+    def _send_events(self, chunks: list[dict[str, Any]], *, stall_after: int | None) -> None:
+        """``chunks`` as server-sent events, ended by ``[DONE]``; the body ends with the connection."""
+        self.close_connection = True
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            for number, chunk in enumerate(chunks):
+                if stall_after is not None and number >= stall_after:
+                    self.wfile.flush()
+                    self.server.owner._stopping.wait(3600)  # until the client gives up or the server closes
+                    return
+                self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                self.wfile.flush()
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+        except OSError:
+            pass  # the client gave up first
+
+    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+        content_type = "text/plain" if isinstance(payload, str) else "application/json"
+        self._send_raw(status, data, content_type, headers)
+
 
 class ScriptedServer:
     """An OpenAI-compatible endpoint on loopback backed by ``model``. Use as a context manager."""
 
-    def __init__(self, model: Model, *, host: str = "127.0.0.1", port: int = 0, strict: bool = False) -> None:
+    def __init__(
+        self,
+        model: Model,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        strict: bool = False,
+        streaming: str = "sse",
+        chunk_chars: int = 16,
+    ) -> None:
+        """``streaming``: ``sse`` streams when asked, ``refuse`` answers a streamed request with
+        HTTP 400, ``ignore`` answers it with a plain completion (both as some servers do)."""
         if not is_loopback_url(f"http://{_bracket(host)}/"):
             raise ConfigError(f"ScriptedServer only listens on loopback; got host {host!r}.", setting="host")
+        if streaming not in STREAM_MODES:
+            raise ConfigError(
+                f"streaming must be one of {', '.join(STREAM_MODES)}; got {streaming!r}.", setting="streaming"
+            )
         self.model = model
         self.strict = strict
+        self.streaming = streaming
+        self.chunk_chars = max(1, chunk_chars)
         self.host = host
         self._port = port
         self._lock = threading.Lock()
@@ -197,17 +256,24 @@ class ScriptedServer:
         drop: bool = False,
         body: Any = None,
         delay: float | None = None,
+        content_type: str | None = None,
+        events: Any = None,
+        stall_after: int | None = None,
         times: int = 1,
     ) -> ScriptedServer:
         """Queue a fault for the next ``times`` chat requests (faults play in order).
 
         ``status`` (with optional ``retry_after`` seconds) answers with an error; ``hang``
         waits that long and then closes without answering; ``drop`` closes at once; ``body``
-        serves a raw body (status 200 unless given); ``delay`` only slows the answer down.
+        serves a raw body (status 200 unless given; ``content_type`` claims any type, bytes go
+        out verbatim); ``delay`` only slows the answer down; ``events`` serves a raw event
+        stream; ``stall_after`` streams that many chunks of the real answer and then hangs.
         """
-        fault = Fault(status, retry_after, hang, drop, body, delay)
+        fault = Fault(status, retry_after, hang, drop, body, delay, content_type, events, stall_after)
         if fault == Fault():
-            raise ConfigError("inject() needs status, hang, drop, body or delay.", setting="inject")
+            raise ConfigError(
+                "inject() needs status, hang, drop, body, delay, events or stall_after.", setting="inject"
+            )
         with self._lock:
             self._faults.extend([fault] * times)
         return self
@@ -231,8 +297,9 @@ class ScriptedServer:
             return 400, _error("The request body is not a JSON object.", "invalid_request_error")
         if not isinstance(body.get("messages"), list):
             return 400, _error("The request needs a 'messages' list.", "invalid_request_error")
-        if body.get("stream"):
-            return 400, _error("ScriptedServer does not stream; call without stream=True.", "invalid_request_error")
+        streamed = bool(body.get("stream")) and self.streaming != "ignore"
+        if streamed and self.streaming == "refuse":
+            return 400, _error("This server does not support stream=true.", "invalid_request_error")
         problem = transcript_problem(body["messages"]) if self.strict else None
         if problem is not None:
             return 400, _error(problem, "invalid_request_error")
@@ -244,6 +311,11 @@ class ScriptedServer:
             return 400, _error(f"{type(exc).__name__}: {exc}", "scripted_model_error")
         with self._lock:
             number = self.request_count
+        if streamed:
+            options = body.get("stream_options")
+            usage = isinstance(options, dict) and bool(options.get("include_usage"))
+            model = str(body.get("model", ""))
+            return 200, stream_chunks(result, request_model=model, number=number, usage=usage, size=self.chunk_chars)
         return 200, completion_payload(result, request_model=str(body.get("model", "")), number=number)
 
     def models_payload(self) -> dict[str, Any]:
@@ -261,13 +333,7 @@ def completion_payload(reply: ModelReply, *, request_model: str = "", number: in
         ]
     if reply.reasoning:
         message["reasoning_content"] = reply.reasoning
-    usage: dict[str, Any] = {
-        "prompt_tokens": reply.usage.prompt_tokens,
-        "completion_tokens": reply.usage.completion_tokens,
-        "total_tokens": reply.usage.total_tokens,
-    }
-    if reply.usage.cost is not None:
-        usage["cost"] = reply.usage.cost  # the way OpenRouter reports a charge
+    usage = _usage_payload(reply)
     finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
     return {
         "id": f"chatcmpl-scripted-{number}",
@@ -277,6 +343,38 @@ def completion_payload(reply: ModelReply, *, request_model: str = "", number: in
         "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
         "usage": usage,
     }
+
+
+def stream_chunks(
+    reply: ModelReply, *, request_model: str = "", number: int = 1, usage: bool = False, size: int = 16
+) -> list[dict[str, Any]]:
+    """``reply`` as the ``chat.completion.chunk`` objects of a stream, text cut every ``size`` characters."""
+    base = {
+        "id": f"chatcmpl-scripted-{number}",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": reply.model or request_model,
+    }
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    chunks += [chunk({"reasoning_content": p}) for p in _pieces(reply.reasoning or "", size)]
+    chunks += [chunk({"content": p}) for p in _pieces(reply.content or "", size)]
+    for index, call in enumerate(reply.tool_calls):
+        head = {"index": index, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": ""}}
+        chunks.append(chunk({"tool_calls": [head]}))
+        for piece in _pieces(call.arguments, size):
+            chunks.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
+    chunks.append(chunk({}, reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")))
+    if usage:
+        chunks.append({**base, "choices": [], "usage": _usage_payload(reply)})
+    return chunks
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)]
 
 
 def transcript_problem(messages: list[Any]) -> str | None:
@@ -307,6 +405,21 @@ def transcript_problem(messages: list[Any]) -> str | None:
             pending = names
             seen.update(names)
     return f"the transcript ends with unanswered tool calls {pending}." if pending else None
+
+
+def _usage_payload(reply: ModelReply) -> dict[str, Any]:
+    usage: dict[str, Any] = {
+        "prompt_tokens": reply.usage.prompt_tokens,
+        "completion_tokens": reply.usage.completion_tokens,
+        "total_tokens": reply.usage.total_tokens,
+    }
+    if reply.usage.cost is not None:
+        usage["cost"] = reply.usage.cost  # the way OpenRouter reports a charge
+    return usage
+
+
+def _bytes(value: Any) -> bytes:
+    return value if isinstance(value, bytes) else str(value).encode()
 
 
 def _route(path: str) -> str:
