@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import email.utils
-import time
 from types import SimpleNamespace as NS
 
 import pytest
@@ -125,8 +124,9 @@ def test_retry_after_parsing() -> None:
     assert parse_retry_after({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
     assert parse_retry_after({"retry-after": "soon"}) is None
     assert parse_retry_after({}) is None
-    later = email.utils.formatdate(time.time() + 30, usegmt=True)
-    assert 25 < (parse_retry_after({"retry-after": later}) or 0) <= 30
+    later = email.utils.formatdate(1_700_000_030, usegmt=True)
+    assert parse_retry_after({"retry-after": later}, now=lambda: 1_700_000_000.0) == 30.0
+    assert parse_retry_after({"retry-after": later}, now=lambda: 1_800_000_000.0) == 0.0  # a date past
 
 
 def test_redact_hides_keys_and_tokens() -> None:

@@ -37,6 +37,7 @@ _RETRYABLE = (408, 409, 429)
 _CONNECT_TIMEOUT_S = 10.0
 # Timeouts before any request reached the server: nothing is generating, so they are retried.
 _EARLY_TIMEOUTS = ("ConnectTimeout", "PoolTimeout")
+_NOT_CONNECTED = ("ConnectError", "ConnectTimeout", "UnsupportedProtocol", "LocalProtocolError")
 TIMEOUT_SETTING = "model.timeout_s (TOOLSMITH_MODEL_TIMEOUT_S)"
 RETRY_SETTING = "model.retry_total_s (TOOLSMITH_MODEL_RETRY_TOTAL_S)"
 
@@ -148,8 +149,10 @@ class ChatModel:
         except openai.APITimeoutError as exc:
             raise self._timeout_failure(exc, None) from None
         except openai.APIConnectionError as exc:
-            reason = f"connection failed: {self._detail(exc.__cause__ or exc)}"
-            raise _Transient(reason, reached=False) from None
+            # Refused or unresolvable: the endpoint was never reached. A connection dropped
+            # after the request went out was reached, and only answered badly.
+            reached = type(exc.__cause__).__name__ not in _NOT_CONNECTED
+            raise _Transient(f"connection failed: {self._detail(exc.__cause__ or exc)}", reached=reached) from None
 
     def _before_retry(self, attempt: int, started: float, failure: _Transient) -> None:
         elapsed = self._clock() - started

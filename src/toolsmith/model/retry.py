@@ -11,9 +11,10 @@ from __future__ import annotations
 import email.utils
 import enum
 import math
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import timezone
 
 DEFAULT_TIMEOUT_S = 600.0  # per request, as the openai SDK's own default
 DEFAULT_RETRY_TOTAL_S = 300.0
@@ -65,8 +66,9 @@ class RetryPolicy:
         return Stop.BUDGET if elapsed + wait >= self.total_s else wait
 
 
-def parse_retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
+def parse_retry_after(headers: Mapping[str, str], *, now: Callable[[], float] = time.time) -> float | None:
+    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds, or an HTTP date read
+    against ``now``, the Unix time)."""
     for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
         raw = headers.get(name)
         if raw is None:
@@ -75,17 +77,17 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
         try:
             value = float(raw) * scale
         except ValueError:
-            value = _seconds_until(raw)
+            value = _seconds_until(raw, now())
         if value is not None and math.isfinite(value) and value >= 0:
             return value
     return None
 
 
-def _seconds_until(http_date: str) -> float | None:
+def _seconds_until(http_date: str, now: float) -> float | None:
     try:
         when = email.utils.parsedate_to_datetime(http_date)
     except (TypeError, ValueError):
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+    return max(0.0, when.timestamp() - now)
