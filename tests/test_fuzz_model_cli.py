@@ -111,3 +111,24 @@ def test_an_endpoint_that_answers_every_request_late_completes_the_tasks(
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert statuses(record) == ["answered", "answered"]
     assert [bool(r.get("stream")) for r in server.requests] == [stream == "true"] * 2
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "setting"),
+    [
+        (401, {"error": {"message": "Incorrect API key"}}, "LLM_API_KEY"),
+        (404, {"error": {"message": "The model `fuzz` does not exist", "code": "model_not_found"}}, "LLM_MODEL"),
+    ],
+)
+def test_a_refusal_mid_run_exits_2_with_the_record_written(
+    endpoint: tuple[ScriptedModel, ScriptedServer], tmp_path: Path, status: int, body: Any, setting: str
+) -> None:
+    model, server = endpoint
+    model.add(final("hello"))
+    server.inject(delay=0.001)  # task 1 is answered, task 2 is refused
+    server.inject(status=status, body=body)
+    proc, record = run(tmp_path, server, "say hello", "say hello again", "and once more", LLM_API_KEY="k")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert setting in proc.stderr
+    assert statuses(record)[:2] == ["answered", "error"]
+    assert server.request_count == 2  # the third task never asked the model
