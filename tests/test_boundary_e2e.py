@@ -5,7 +5,7 @@ A library tool's code and metadata change only through the ``tools`` commands or
 
 (a) a stored tool whose ``run()`` goes after the library file, by its real host path and
     by walking the file system, run exactly as the agent and MCP run stored tools
-    (``health.call_stored_tool`` under the default sandbox). Afterwards the database rows
+    (``toolcall.call_stored_tool`` under the default sandbox). Afterwards the database rows
     (and, for a run that records nothing, the file bytes) are unchanged and the tool's
     own report shows it never saw the file. A control run of the same probe on the host,
     against a copy, shows the probe would have found and changed it.
@@ -29,10 +29,10 @@ from typer.testing import CliRunner
 
 from toolsmith.cli import tools as cli
 from toolsmith.config import Settings
-from toolsmith.health import call_stored_tool
 from toolsmith.library import Provenance, ToolLibrary, ToolSpec
 from toolsmith.sandbox import Sandbox
 from toolsmith.sandbox import bwrap as bwrap_module
+from toolsmith.toolcall import call_stored_tool
 
 PROBE_CODE = """\
 import os
@@ -152,7 +152,9 @@ def test_sandboxed_stored_tool_cannot_reach_the_library(settings: Settings) -> N
         library.add(OTHER, provenance=PROV, gate={"ok": True})
         before = snapshot(settings.db_path)
         args = {"db_path": str(settings.db_path.resolve()), "data_dir": str(settings.home.resolve())}
-        call = call_stored_tool(probe, args, library=library, sandbox=sandbox, settings=settings, actor="agent:e2e")
+        call = call_stored_tool(
+            probe, args, library=library, runner=sandbox, actor="agent:e2e", quarantine_after=settings.quarantine_after
+        )
         assert call.outcome.ok, call.outcome.error
         report = call.outcome.value
         assert report["exists"] == [] and report["found"] == [], report

@@ -289,6 +289,50 @@ def test_record_call_tracks_usage(lib: ToolLibrary) -> None:
         lib.record_call("days_between", 2, ok=True, latency_ms=1)
 
 
+def test_record_call_and_quarantine_is_one_step(lib: ToolLibrary) -> None:
+    lib.add(spec(), provenance=PROV, gate={})
+    record = lib.record_call_and_quarantine
+    stats, quarantined = record("days_between", 1, ok=False, latency_ms=5, error="e1", quarantine_after=2, actor="a")
+    assert (stats.consecutive_failures, quarantined) == (1, False)
+    stats, quarantined = record("days_between", 1, ok=False, latency_ms=5, error="e2", quarantine_after=2, actor="a")
+    assert (stats.consecutive_failures, quarantined) == (2, True)
+    tool = lib.get("days_between", 1)
+    assert tool.status is Status.QUARANTINED and tool.status_reason == "2 consecutive failures; last: e2"
+    entry = lib.audit_log("days_between")[-1]
+    assert (entry.action, entry.actor, entry.details) == ("quarantine", "a", {"from": "active", "to": "quarantined"})
+    # no longer active: counted, never quarantined twice
+    stats, quarantined = record("days_between", 1, ok=False, latency_ms=5, error="e3", quarantine_after=1, actor="a")
+    assert (stats.failures, quarantined) == (3, False)
+    assert len([e for e in lib.audit_log("days_between") if e.action == "quarantine"]) == 1
+
+
+def test_record_call_and_quarantine_policy_and_reason(lib: ToolLibrary) -> None:
+    lib.add(spec(), provenance=PROV, gate={})
+    for _ in range(3):  # None: this caller never quarantines
+        _, quarantined = lib.record_call_and_quarantine(
+            "days_between", 1, ok=False, latency_ms=1, error="x", quarantine_after=None, actor="a"
+        )
+        assert not quarantined
+    _, quarantined = lib.record_call_and_quarantine(
+        "days_between", 1, ok=True, latency_ms=1, quarantine_after=1, actor="a"
+    )
+    assert not quarantined and lib.get("days_between").stats.consecutive_failures == 0
+    _, quarantined = lib.record_call_and_quarantine(
+        "days_between",
+        1,
+        ok=False,
+        latency_ms=1,
+        error="y",
+        quarantine_after=1,
+        actor="a",
+        reason="checked: " + "z" * 900,
+    )
+    reason = lib.get("days_between", 1).status_reason or ""
+    assert quarantined and reason.startswith("checked: zz") and len(reason) == 500 and reason.endswith("…")
+    with pytest.raises(ToolNotFoundError):
+        lib.record_call_and_quarantine("nope", 1, ok=False, latency_ms=1, quarantine_after=1, actor="a")
+
+
 def test_batch_is_all_or_nothing(lib: ToolLibrary) -> None:
     with lib.batch():
         for i in range(5):

@@ -130,8 +130,8 @@ def test_broken_dependency_quarantines_then_repair_makes_a_new_version(tmp_path:
 
 @pytest.mark.network  # the sync asks the index about the pinned package
 def test_a_machine_failure_does_not_count_against_the_tool(tmp_path: Path) -> None:
-    from toolsmith.health import call_stored_tool
     from toolsmith.library import Provenance, Requirement, ToolSpec
+    from toolsmith.toolcall import call_stored_tool
 
     settings = make_settings(tmp_path / "home")
     code = "def run(x: str) -> dict:\n    return {'echo': x.upper()}\n"
@@ -147,7 +147,12 @@ def test_a_machine_failure_does_not_count_against_the_tool(tmp_path: Path) -> No
         tool = library.add(spec, provenance=Provenance(), gate={"ok": True})
         for _ in range(settings.quarantine_after + 1):
             call = call_stored_tool(
-                tool, {"x": "a"}, library=library, sandbox=Sandbox(settings), settings=settings, actor="test"
+                tool,
+                {"x": "a"},
+                library=library,
+                runner=Sandbox(settings),
+                actor="test",
+                quarantine_after=settings.quarantine_after,
             )
             assert not call.outcome.ok and call.outcome.error_type == "install"
         after = library.get("shout")

@@ -19,6 +19,7 @@ from toolsmith.config import Settings
 from toolsmith.errors import InstallError
 from toolsmith.library import Provenance, Requirement, Status, ToolLibrary, ToolSpec
 from toolsmith.sandbox import Sandbox, SyncReport
+from toolsmith.sandbox.bwrap import BwrapBackend
 
 GOOD = ToolSpec(
     name="days_between",
@@ -119,6 +120,28 @@ def test_quarantine_failing_hides_failing_tools_with_an_audited_reason(home: Pat
     assert "quarantined" in listed.stdout and "tools test failed" in listed.stdout
     again = invoke("test", "--all")  # only the served tools are tested
     assert again.exit_code == 0 and "1 passed, 0 failed." in again.stdout
+
+
+def test_a_broken_sandbox_quarantines_nothing(home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # bwrap present but failing at run time, as when user namespaces are switched off under it
+    script = tmp_path / "bwrap"
+    script.write_text('#!/bin/sh\necho "bwrap: setting up uid map: Permission denied" >&2\nexit 1\n')
+    script.chmod(0o755)
+    monkeypatch.setattr(review_cli, "_sandbox", lambda settings: Sandbox(settings, backend=BwrapBackend(str(script))))
+    result = invoke("test", "--all", "--quarantine-failing", "--json")
+    assert result.exit_code == 1, result.output
+    report = json.loads(result.stdout)
+    assert report["failed"] == 3 and not any(t["quarantined"] for t in report["tools"])
+    assert {t["error_type"] for t in report["tools"]} == {"sandbox"}
+    assert all("not quarantined" in t["note"] for t in report["tools"])
+    # nothing recorded against any tool, nothing changed, nothing audited but the adds
+    assert library_state(home) == {
+        "days_between": ("active", 0, 0),
+        "list_events": ("active", 0, 0),
+        "parse_feed": ("active", 0, 0),
+    }
+    with ToolLibrary(home / "library.db") as library:
+        assert [e.action for e in library.audit_log()] == ["add", "add", "add"]
 
 
 def test_named_tool_served_pending_or_one_version(home: Path) -> None:

@@ -13,7 +13,7 @@ import math
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -110,9 +110,6 @@ class Settings:
     @property
     def trajectories_dir(self) -> Path:
         return self.home / "trajectories"
-
-    def with_home(self, home: Path) -> Settings:
-        return replace(self, home=home)
 
     @classmethod
     def load(cls, home: Path | None = None, env: Mapping[str, str] | None = None) -> Settings:

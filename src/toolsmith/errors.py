@@ -6,8 +6,12 @@ Two families matter to callers:
 * errors a *user* must fix (:class:`ConfigError` and its children) name the
   setting or environment variable to change, and the CLI turns them into exit
   code 2;
-* errors a *model* can fix (a refused install, a failing tool run) are caught by
-  the agent loop and sent back to the model as tool results.
+* errors a *model* can fix (a refused install) are caught by the agent loop and
+  sent back to the model as tool results.
+
+A failed tool call is not an exception at all: it is a result whose
+:class:`~toolsmith.sandbox.result.FailureKind` says what went wrong and whose fault
+it is (the tool's, the caller's or the machine's).
 
 Sandbox errors carry the run's data (``exit_code``, ``stdout``, ``stderr``,
 ``timed_out``) so that nothing has to be parsed back out of a message.
@@ -24,11 +28,9 @@ Sandbox errors carry the run's data (``exit_code``, ``stdout``, ``stderr``,
     │   ├── ReviewError
     │   └── BundleError
     │       └── SignatureError
-    ├── GateRefused
     ├── SearchBackendError
     ├── SandboxError
-    │   ├── SandboxUnavailableError
-    │   └── ToolRunError
+    │   └── SandboxUnavailableError
     ├── PackageError
     │   ├── PackageRefused
     │   └── InstallError
@@ -42,7 +44,6 @@ Sandbox errors carry the run's data (``exit_code``, ``stdout``, ``stderr``,
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 
 class ToolsmithError(Exception):
@@ -137,14 +138,6 @@ class BundleError(LibraryError):
 # --- the save-time gate -------------------------------------------------------------
 
 
-class GateRefused(ToolsmithError):
-    """The gate refused a tool. ``report`` is the structured verdict."""
-
-    def __init__(self, report: Any) -> None:
-        super().__init__(f"The gate refused the tool: {getattr(report, 'reason', report)}")
-        self.report = report
-
-
 # --- the web --------------------------------------------------------------------------
 
 
@@ -187,10 +180,6 @@ class SandboxUnavailableError(SandboxError):
     def __init__(self, message: str, *, setting: str = "sandbox.backend") -> None:
         super().__init__(message)
         self.setting = setting
-
-
-class ToolRunError(SandboxError):
-    """A tool's ``run`` raised, timed out or returned something that is not JSON."""
 
 
 # --- package installs ---------------------------------------------------------------

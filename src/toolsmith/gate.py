@@ -31,7 +31,9 @@ from toolsmith.generality import find_hardcoded_test_values
 from toolsmith.library.models import ToolSpec
 from toolsmith.metatools import META_TOOL_NAMES
 from toolsmith.sandbox.core import ToolRunner
+from toolsmith.sandbox.result import Blame, FailureKind
 from toolsmith.schema import argument_problems, normalize_parameters
+from toolsmith.toolcall import trial_run
 
 
 @dataclass(frozen=True)
@@ -111,19 +113,6 @@ class Gate:
         checks.append(run_check)
         return self._report(checks, started, parameters, value)
 
-    def static_check(self, spec: ToolSpec) -> GateReport:
-        """Every check except the sandboxed test run (cheap; used to fail fast)."""
-        started = time.monotonic()
-        checks = [self._check_name(spec.name)]
-        tree, syntax = _check_syntax(spec.code)
-        checks.append(syntax)
-        parameters = None
-        if checks[0].ok and tree is not None and syntax.ok:
-            parameters, param_check = _check_parameters(spec, _find_run(tree))
-            generality = _check_generality(tree, spec.test_args, parameters or spec.parameters)
-            checks += [param_check, _check_anti_mock(tree), generality]
-        return self._report(checks, started, parameters)
-
     # -- individual checks -------------------------------------------------------------
 
     def _check_name(self, name: str) -> GateCheck:
@@ -140,29 +129,28 @@ class Gate:
         return GateCheck("name", True)
 
     def _check_test_run(self, spec: ToolSpec) -> tuple[GateCheck, Any]:
-        result = self.runner.call_tool(spec.code, spec.test_args, requirements=spec.requirements)
-        if not result.ok:
+        result = trial_run(self.runner, spec)
+        if result.ok:
+            return GateCheck("test_run", True, "run(**test_args) returned JSON-serialisable data"), result.value
+        if result.blame is Blame.MACHINE:
+            # Nothing the model could change in the code would help: say so, or it rewrites working code.
+            message = (
+                f"The sandbox could not run the test on this machine: {result.error}. This is not a "
+                "fault of the code; do not rewrite it for this. Try create_tool again once, and if it "
+                "fails the same way, tell the user the tool could not be checked here."
+            )
+        elif result.error_type is FailureKind.EMPTY:
+            message = (
+                f"run(**test_args) returned {result.value!r}, so the test run verified nothing. "
+                "Return the data the tool produced, and pick test_args that yield real data."
+            )
+        else:
             detail = f" Traceback tail: {_tail(result.traceback)}" if result.traceback else ""
-            return (
-                GateCheck(
-                    "test_run",
-                    False,
-                    f"run(**test_args) failed in the sandbox: {result.error}.{detail} "
-                    "Fix the code (or test_args) and try again.",
-                ),
-                None,
+            message = (
+                f"run(**test_args) failed in the sandbox: {result.error}.{detail} "
+                "Fix the code (or test_args) and try again."
             )
-        if result.value is None or result.value in ({}, [], ""):
-            return (
-                GateCheck(
-                    "test_run",
-                    False,
-                    f"run(**test_args) returned {result.value!r}, so the test run verified nothing. "
-                    "Return the data the tool produced, and pick test_args that yield real data.",
-                ),
-                None,
-            )
-        return GateCheck("test_run", True, "run(**test_args) returned JSON-serialisable data"), result.value
+        return GateCheck("test_run", False, message), None
 
     @staticmethod
     def _report(

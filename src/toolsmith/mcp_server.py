@@ -2,7 +2,7 @@
 
 Every *active* tool (the served version of each) is an MCP tool under its own name,
 with its description and its parameter schema as ``inputSchema``. A call goes through
-:func:`toolsmith.health.call_stored_tool`, exactly as the agent's own calls do: in the
+:func:`toolsmith.toolcall.call_stored_tool`, exactly as the agent's own calls do: in the
 sandbox, with the tool's pinned requirements, its outcome and latency recorded, and
 repeat failures quarantining it.
 
@@ -43,12 +43,12 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from toolsmith import __version__
 from toolsmith.config import Settings
 from toolsmith.errors import ConfigError, LibraryError, SandboxUnavailableError, ToolNotFoundError
-from toolsmith.health import call_stored_tool, source_line
 from toolsmith.library import Status, ToolLibrary, ToolVersion
 from toolsmith.mcp_auth import HttpAuth, StaticTokenVerifier, auth_settings, resolve_auth
 from toolsmith.providers import ProviderConfig
-from toolsmith.sandbox import Sandbox
+from toolsmith.sandbox import FailureKind, Sandbox
 from toolsmith.schema import argument_problems
+from toolsmith.toolcall import call_stored_tool
 
 log = logging.getLogger("toolsmith.mcp")
 
@@ -56,7 +56,6 @@ SERVER_NAME = "toolsmith"
 SOLVE_TASK = "solve_task"
 POLL_INTERVAL_S = 0.5
 HTTP_PATH = "/mcp"
-_TRACEBACK_CHARS = 1500
 
 Context = ServerRequestContext[dict[str, Any]]
 ActiveSet = frozenset[tuple[str, int, str]]
@@ -125,32 +124,31 @@ class LibraryTools:
         """Call the served version of ``name``; every refusal is an ``isError`` result, never a raise."""
         tool = self.library.served(name)
         if tool is None:
-            return refusal(self._why_not_callable(name), "unknown_tool" if name not in self.library else "not_active")
-        problems = argument_problems(tool.spec.parameters, arguments, strict=True)
-        if problems:
-            # Refused before it runs: a caller's mistake must not count against the tool's health.
-            return refusal(f"Bad arguments for {name}: {'; '.join(problems)}.", "bad_arguments", tool)
+            kind = FailureKind.UNKNOWN_TOOL if name not in self.library else FailureKind.NOT_ACTIVE
+            return refusal(self._why_not_callable(name), kind)
         try:
             call = call_stored_tool(
-                tool, arguments, library=self.library, sandbox=self.sandbox, settings=self.settings, actor=actor
+                tool,
+                arguments,
+                library=self.library,
+                runner=self.sandbox,
+                actor=actor,
+                quarantine_after=self.settings.quarantine_after,
             )
         except SandboxUnavailableError as exc:
-            return refusal(f"The sandbox cannot run tools on this machine: {exc}", "sandbox_unavailable", tool)
+            return refusal(
+                f"The sandbox cannot run tools on this machine: {exc}", FailureKind.SANDBOX_UNAVAILABLE, tool
+            )
         outcome = call.outcome
+        if outcome.error_type is FailureKind.BAD_ARGUMENTS:
+            # Refused before it ran: a caller's mistake does not count against the tool's health.
+            return refusal(outcome.error or "Bad arguments.", FailureKind.BAD_ARGUMENTS, tool)
         log.info(
             "%s %s in %.0f ms", tool.ref, "ok" if outcome.ok else f"failed ({outcome.error_type})", call.latency_ms
         )
-        payload: dict[str, Any] = {"ok": outcome.ok, "tool": tool.name, "version": tool.version}
-        if outcome.ok:
-            payload.update(result=outcome.value, source=source_line(tool))
-            return tool_result(payload)
-        payload.update(error=outcome.error, error_type=outcome.error_type, source=source_line(tool))
-        if outcome.traceback:
-            payload["traceback"] = outcome.traceback[-_TRACEBACK_CHARS:]
         if call.quarantined:
-            payload["quarantined"] = True
             log.warning("%s quarantined after %d consecutive failures", tool.ref, call.stats.consecutive_failures)
-        return tool_result(payload, error=True)
+        return tool_result(call.payload(), error=not outcome.ok)
 
     def _why_not_callable(self, name: str) -> str:
         try:
@@ -182,7 +180,7 @@ def tool_result(payload: dict[str, Any], *, error: bool = False) -> types.CallTo
     )
 
 
-def refusal(message: str, kind: str, tool: ToolVersion | None = None) -> types.CallToolResult:
+def refusal(message: str, kind: FailureKind, tool: ToolVersion | None = None) -> types.CallToolResult:
     payload: dict[str, Any] = {"ok": False, "error": message, "error_type": kind}
     if tool is not None:
         payload.update(tool=tool.name, version=tool.version)
@@ -368,7 +366,7 @@ def build_server(tools: LibraryTools, watcher: ListChangeWatcher, solver: TaskSo
             return await anyio.to_thread.run_sync(lambda: tools.call(params.name, arguments, actor=actor))
         except (LibraryError, ConfigError) as exc:  # the library file went bad under us: say so, keep serving
             log.error("call of %s failed: %s", params.name, exc)
-            return refusal(f"The tool library could not be used: {exc}", "library_error")
+            return refusal(f"The tool library could not be used: {exc}", FailureKind.LIBRARY)
 
     server = LibraryServer(
         SERVER_NAME,
@@ -388,13 +386,13 @@ async def _solve(solver: TaskSolver, arguments: dict[str, Any]) -> types.CallToo
     task = arguments.get("task")
     if problems or not isinstance(task, str) or not task.strip():
         detail = "; ".join(problems) or "the task must not be empty"
-        return refusal(f"Bad arguments for {SOLVE_TASK}: {detail}.", "bad_arguments")
+        return refusal(f"Bad arguments for {SOLVE_TASK}: {detail}.", FailureKind.BAD_ARGUMENTS)
     async with solver.lock:
         try:
             return await anyio.to_thread.run_sync(solver.solve, task)
         except Exception as exc:  # a failed agent run is this call's failure, not the server's
             log.error("solve_task failed: %s", exc)
-            return refusal(f"The agent run failed: {type(exc).__name__}: {exc}", "agent_error")
+            return refusal(f"The agent run failed: {type(exc).__name__}: {exc}", FailureKind.AGENT)
 
 
 def _actor(ctx: Context) -> str:

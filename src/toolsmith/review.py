@@ -20,7 +20,6 @@ audited); *reject* only a pending version; *quarantine* only an active one.
 from __future__ import annotations
 
 import difflib
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +29,8 @@ from toolsmith.index import normalize_name
 from toolsmith.library import Requirement, Status, ToolLibrary, ToolVersion
 from toolsmith.sandbox.core import ToolRunner
 from toolsmith.sandbox.env import SyncReport
+from toolsmith.sandbox.result import Blame, FailureKind
+from toolsmith.toolcall import call_stored_tool
 
 APPROVE, REJECT, QUARANTINE = "approve", "reject", "quarantine"
 DEFAULT_REASONS = {
@@ -43,7 +44,6 @@ _ACCEPTS = {
     REJECT: (Status.PENDING,),
     QUARANTINE: (Status.ACTIVE,),
 }
-_MAX_REASON_CHARS = 500
 
 
 # --- decisions -------------------------------------------------------------------------
@@ -256,7 +256,7 @@ class HealthCheck:
     ok: bool
     latency_ms: float
     error: str | None = None
-    error_type: str | None = None
+    error_type: FailureKind | None = None
     value: Any = None
     quarantined: bool = False
     note: str | None = None
@@ -287,46 +287,39 @@ def health_check(
     """Re-run ``run(**test_args)`` in the sandbox, record it as a call, optionally quarantine.
 
     Passing means what the gate required when the tool was stored: ``run`` returned JSON
-    and the value is not empty. The outcome is recorded like any call (so ``tools show``
-    shows the last error), but this function never quarantines on its own count of
-    failures in a row (the agent's and MCP's calls do, through :mod:`toolsmith.health`):
-    whether a check run changes a tool's state is the ``quarantine_failing`` flag's call.
-    A tool whose packages could not be installed is not quarantined even then: that is
-    this machine's problem (no network, no ``tools sync`` yet), not the tool's.
+    and the value is not empty. The call goes through :mod:`toolsmith.toolcall` like any
+    other, so it is recorded (``tools show`` shows the last error), but a check never
+    quarantines on its own count of failures in a row: whether it changes a tool's state
+    is the ``quarantine_failing`` flag's call, and then only for the tool's own failure.
+    A failure that is the machine's (no sandbox, packages not installable here) is not
+    recorded and never quarantines: it says nothing about the tool.
     """
-    started = time.monotonic()
-    outcome = runner.call_tool(tool.spec.code, tool.spec.test_args, requirements=tool.spec.requirements)
-    latency_ms = (time.monotonic() - started) * 1000
-    ok, error, error_type = outcome.ok, outcome.error, outcome.error_type
-    if ok and (outcome.value is None or outcome.value in ({}, [], "")):
-        ok, error_type = False, "empty"
-        error = f"run(**test_args) returned {outcome.value!r}, which verifies nothing (the gate would refuse it)"
-    library.record_call(tool.name, tool.version, ok=ok, latency_ms=latency_ms, error=error)
-    quarantined, note = False, None
-    if not ok and error_type == "install":
+    call = call_stored_tool(
+        tool,
+        dict(tool.spec.test_args),
+        library=library,
+        runner=runner,
+        actor=actor,
+        quarantine_after=1 if quarantine_failing else None,
+        require_data=True,
+        reason="tools test failed",
+    )
+    outcome = call.outcome
+    note = None
+    if outcome.error_type is FailureKind.INSTALL:
         note = "its packages could not be installed here; run `toolsmith tools sync` (not quarantined)"
-    elif not ok and quarantine_failing:
-        quarantined = _quarantine_if_active(library, tool, f"tools test failed: {error}", actor)
-    current = library.get(tool.name, tool.version)
+    elif outcome.blame is Blame.MACHINE:
+        note = "the sandbox could not run it on this machine; see `toolsmith doctor` (not quarantined)"
     return HealthCheck(
-        tool=current,
-        ok=ok,
-        latency_ms=latency_ms,
-        error=error,
-        error_type=error_type,
-        value=outcome.value if ok else None,
-        quarantined=quarantined,
+        tool=library.get(tool.name, tool.version),
+        ok=outcome.ok,
+        latency_ms=call.latency_ms,
+        error=outcome.error,
+        error_type=outcome.error_type,
+        value=outcome.value if outcome.ok else None,
+        quarantined=call.quarantined,
         note=note,
     )
-
-
-def _quarantine_if_active(library: ToolLibrary, tool: ToolVersion, reason: str, actor: str) -> bool:
-    reason = reason if len(reason) <= _MAX_REASON_CHARS else reason[: _MAX_REASON_CHARS - 1] + "…"
-    with library.batch():
-        if library.get(tool.name, tool.version).status is not Status.ACTIVE:
-            return False  # pending, retired, or quarantined meanwhile: nothing is served to hide
-        library.set_status(tool.name, tool.version, Status.QUARANTINED, reason=reason, actor=actor, action=QUARANTINE)
-    return True
 
 
 # --- rebuilding the package environment ------------------------------------------------

@@ -94,10 +94,11 @@ def coerce_arguments(schema: dict[str, Any], args: dict[str, Any]) -> dict[str, 
 
     Some models send an object or array as a JSON string, or a number or boolean as text.
     Where the declared type is unambiguous and the text decodes to exactly that type, the
-    decoded value replaces it (in place, and returned); anything else is left for
-    :func:`argument_problems` to report.
+    decoded value replaces it in the returned copy (``args`` itself is left as it came);
+    anything else is left for :func:`argument_problems` to report.
     """
     properties: dict[str, Any] = schema.get("properties") or {}
+    args = dict(args)
     for key, value in list(args.items()):
         spec = properties.get(key)
         if not isinstance(value, str) or not isinstance(spec, dict) or not isinstance(spec.get("type"), str):

@@ -4,8 +4,8 @@ The toolbox offers the five meta-tools (four under ``--no-create``) plus the lib
 tools unlocked in this task, and turns every call into a JSON result. Whatever the
 model sends (malformed JSON, an unknown or locked tool, wrong types, missing
 arguments), the answer is an error result it can act on; nothing here raises into the
-loop. Library tools run in the sandbox, and each call's outcome and latency is recorded
-as the tool's health; a tool that keeps failing is quarantined.
+loop. Library tools are called through :mod:`toolsmith.toolcall` (strict arguments, the
+sandbox run, health, quarantine), like every other caller of a stored tool.
 """
 
 from __future__ import annotations
@@ -17,17 +17,18 @@ from collections.abc import Callable
 from typing import Any
 
 from toolsmith.context import Action, TaskContext
-from toolsmith.errors import SandboxError, ToolRunError, ToolsmithError
+from toolsmith.errors import SandboxError, ToolsmithError
 from toolsmith.events import ToolCalled, ToolResult
 from toolsmith.guards import Call, GuardSet
-from toolsmith.health import call_stored_tool, source_line
 from toolsmith.library import ToolVersion
 from toolsmith.metatools import META_TOOL_NAMES, code_interpreter, create_tool, search_tools
 from toolsmith.metatools.read_webpage import READ_WEBPAGE_SCHEMA
 from toolsmith.metatools.web_search import WEB_SEARCH_SCHEMA
 from toolsmith.redaction import encodable
 from toolsmith.replies import parse_arguments
+from toolsmith.sandbox import Blame
 from toolsmith.schema import argument_problems, coerce_arguments
+from toolsmith.toolcall import call_stored_tool
 
 Handler = Callable[[TaskContext, dict[str, Any]], dict[str, Any]]
 RESULT_CHARS = 16_000  # read_webpage cuts text at 12k; leave room for its metadata
@@ -173,23 +174,23 @@ class Toolbox:
             return refusal
         if name in self.meta_names():
             schema, handler = META_TOOLS[name]
-            return self._invoke(name, schema["function"]["parameters"], args, lambda: handler(ctx, args))
+            parameters = schema["function"]["parameters"]
+            coerced = coerce_arguments(parameters, args)
+            problems = argument_problems(parameters, coerced)
+            if problems:
+                return {"ok": False, "error": f"Bad arguments for {name}: {'; '.join(problems)}."}
+            return self._contained(name, lambda: handler(ctx, coerced))
         if name in ctx.unlocked:
             tool = ctx.unlocked[name]
-            return self._invoke(name, tool.spec.parameters, args, lambda: self._call_library(tool, args))
+            return self._contained(name, lambda: self._call_library(tool, args))
         return self._unknown(name)
 
-    def _invoke(
-        self, name: str, schema: dict[str, Any], args: dict[str, Any], run: Callable[[], dict[str, Any]]
-    ) -> dict[str, Any]:
-        problems = argument_problems(schema, coerce_arguments(schema, args))
-        if problems:
-            return {"ok": False, "error": f"Bad arguments for {name}: {'; '.join(problems)}."}
+    @staticmethod
+    def _contained(name: str, run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """Run a tool path; whatever goes wrong becomes a result, unless the user must act."""
         try:
             return run()
-        except SandboxError as exc:
-            if isinstance(exc, ToolRunError):
-                return {"ok": False, "error": f"{name} failed: {exc}"}
+        except SandboxError:
             raise  # the sandbox itself cannot run: the user must fix the machine or the setting
         except ToolsmithError as exc:
             return {"ok": False, "error": f"{name} failed: {exc}"}
@@ -213,35 +214,21 @@ class Toolbox:
     def _call_library(self, tool: ToolVersion, args: dict[str, Any]) -> dict[str, Any]:
         ctx = self.ctx
         call = call_stored_tool(
-            tool, args, library=ctx.library, sandbox=ctx.sandbox, settings=ctx.settings, actor=f"agent:{ctx.session_id}"
+            tool,
+            args,
+            library=ctx.library,
+            runner=ctx.sandbox,
+            actor=f"agent:{ctx.session_id}",
+            quarantine_after=ctx.settings.quarantine_after,
         )
-        outcome = call.outcome
-        if outcome.ok:
-            return {
-                "ok": True,
-                "tool": tool.name,
-                "version": tool.version,
-                "result": outcome.value,
-                "source": source_line(tool),
-            }
-        ctx.failed_library_tools.add(tool.name)
-        payload: dict[str, Any] = {
-            "ok": False,
-            "tool": tool.name,
-            "version": tool.version,
-            "error": outcome.error,
-            "error_type": outcome.error_type,
-            "source": source_line(tool),
-        }
-        if outcome.traceback:
-            payload["traceback"] = outcome.traceback[-1500:]
-        if call.quarantined:
-            payload["quarantined"] = True
-        if ctx.allow_create:
-            payload["repair"] = (
-                f"You may repair it: verify a fix with code_interpreter, then create_tool with the "
-                f"same name {tool.name!r} to store a new version."
-            )
+        payload = call.payload()
+        if call.outcome.blame is Blame.TOOL:
+            ctx.failed_library_tools.add(tool.name)
+            if ctx.allow_create:
+                payload["repair"] = (
+                    f"You may repair it: verify a fix with code_interpreter, then create_tool with the "
+                    f"same name {tool.name!r} to store a new version."
+                )
         return payload
 
 

@@ -67,6 +67,7 @@ _DISPLAY = (
     "WHERE x.name = t.name AND x.status != 'retired'), t.latest_version)"
 )
 _MAX_ERROR_CHARS = 2000
+_MAX_REASON_CHARS = 500
 
 
 def user_actor() -> str:
@@ -423,3 +424,35 @@ class ToolLibrary:
                 )
             row = tx.execute("SELECT * FROM stats WHERE version_id = ?", (version_id,)).fetchone()
             return to_stats(row)
+
+    def record_call_and_quarantine(
+        self,
+        name: str,
+        version: int,
+        *,
+        ok: bool,
+        latency_ms: float,
+        error: str | None = None,
+        quarantine_after: int | None,
+        actor: str,
+        reason: str | None = None,
+    ) -> tuple[UsageStats, bool]:
+        """Count one call and, in the same transaction, quarantine the version if this
+        failure makes ``quarantine_after`` in a row (``None``: never) and it is still active.
+
+        Returns the new stats and whether this call quarantined the version. ``reason``
+        replaces the audit reason ("N consecutive failures; last: <error>").
+        """
+        with self.batch():
+            stats = self.record_call(name, version, ok=ok, latency_ms=latency_ms, error=error)
+            if ok or quarantine_after is None or stats.consecutive_failures < quarantine_after:
+                return stats, False
+            with self._write() as tx:
+                row = version_row(tx, name, version)
+                if as_status(row["status"]) is not Status.ACTIVE:
+                    return stats, False  # pending, retired or already quarantined: nothing served to hide
+                why = reason or f"{stats.consecutive_failures} consecutive failures; last: {error or 'unknown error'}"
+                if len(why) > _MAX_REASON_CHARS:
+                    why = why[: _MAX_REASON_CHARS - 1] + "…"
+                change_status(tx, row, Status.QUARANTINED, why, actor, action="quarantine")
+            return stats, True

@@ -3,12 +3,14 @@
 from toolsmith.sandbox.core import CodeRun, Sandbox, ToolRunner
 from toolsmith.sandbox.env import PackageEnv, SyncReport
 from toolsmith.sandbox.limits import Limits
-from toolsmith.sandbox.result import ExecResult, ToolCallResult
+from toolsmith.sandbox.result import Blame, ExecResult, FailureKind, ToolCallResult
 from toolsmith.sandbox.selection import describe, select_backend
 
 __all__ = [
+    "Blame",
     "CodeRun",
     "ExecResult",
+    "FailureKind",
     "Limits",
     "PackageEnv",
     "Sandbox",

@@ -26,7 +26,7 @@ from toolsmith.library.models import Requirement
 from toolsmith.sandbox.backend import Backend, Job, base_python
 from toolsmith.sandbox.env import PackageEnv, SyncReport
 from toolsmith.sandbox.harness import OUTPUTS, SCRIPT, prepare_call, read_call_result
-from toolsmith.sandbox.result import ExecResult, ToolCallResult
+from toolsmith.sandbox.result import ExecResult, FailureKind, ToolCallResult
 from toolsmith.sandbox.selection import describe, select_backend
 
 if TYPE_CHECKING:
@@ -128,8 +128,8 @@ class Sandbox:
         """Call ``run(**args)`` of a tool's code and decode what it returned.
 
         Missing ``requirements`` are synced into the environment first; a sync that is
-        refused or fails comes back as a failed result with ``error_type="install"``, a
-        sandbox that cannot be built as one with ``error_type="sandbox"``.
+        refused or fails comes back as a failed result with ``FailureKind.INSTALL``, a
+        sandbox that cannot be built as one with ``FailureKind.SANDBOX``.
         """
         backend = self.backend
         synced: tuple[dict[str, Any], ...] = ()
@@ -138,7 +138,7 @@ class Sandbox:
                 report = self.env.sync(requirements)
             except PackageError as exc:
                 return ToolCallResult(
-                    ok=False, error=f"the tool's packages could not be installed: {exc}", error_type="install"
+                    ok=False, error=f"the tool's packages could not be installed: {exc}", error_type=FailureKind.INSTALL
                 )
             synced = tuple(r.to_dict() for r in report.installed)
         with _WorkDir() as workdir:
@@ -146,7 +146,7 @@ class Sandbox:
             try:
                 result = backend.execute(self._job(workdir, SCRIPT, network, timeout_s, outputs=OUTPUTS))
             except SandboxError as exc:
-                return ToolCallResult(ok=False, error=str(exc), error_type="sandbox")
+                return ToolCallResult(ok=False, error=str(exc), error_type=FailureKind.SANDBOX)
             outcome = read_call_result(workdir, result)
         return replace(outcome, installed=synced) if synced else outcome
 

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from toolsmith.sandbox.result import ExecResult, ToolCallResult
+from toolsmith.sandbox.result import ExecResult, FailureKind, ToolCallResult
 
 SCRIPT = "_call.py"
 ARGS_FILE = "_args.json"
@@ -79,32 +79,32 @@ def prepare_call(workdir: Path, code: str, args: dict[str, Any]) -> None:
 def read_call_result(workdir: Path, run: ExecResult) -> ToolCallResult:
     """Turn the harness's result file (or its absence) into a :class:`ToolCallResult`."""
     if run.timed_out:
-        return _failure(run, "timeout", f"run() did not return within {run.wall_s:.1f} s and was killed")
+        return _failure(run, FailureKind.TIMEOUT, f"run() did not return within {run.wall_s:.1f} s and was killed")
     path = workdir / RESULT_FILE
     # An isolating backend pre-creates the file (empty) to bind it writable: empty = absent.
     if not path.is_file() or path.is_symlink() or path.stat().st_size == 0:
         reason = f"killed by {run.killed_by}" if run.killed_by else f"exit code {run.exit_code}"
         tail = run.stderr.strip().splitlines()[-3:]
         detail = f"; stderr ends with: {' | '.join(tail)}" if tail else ""
-        return _failure(run, "killed", f"the tool process ended without a result ({reason}){detail}")
+        return _failure(run, FailureKind.KILLED, f"the tool process ended without a result ({reason}){detail}")
     if path.stat().st_size > MAX_RESULT_BYTES:
-        return _failure(run, "too_large", f"run() returned more than {MAX_RESULT_BYTES} bytes of JSON")
+        return _failure(run, FailureKind.TOO_LARGE, f"run() returned more than {MAX_RESULT_BYTES} bytes of JSON")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
-        return _failure(run, "not_json", f"the tool's result could not be decoded: {exc}")
+        return _failure(run, FailureKind.NOT_JSON, f"the tool's result could not be decoded: {exc}")
     except RecursionError:
         return _too_deep(run)
     if _depth(data) > MAX_RESULT_DEPTH + 1:  # the envelope adds one level
         return _too_deep(run)
     if not isinstance(data, dict) or "ok" not in data:
-        return _failure(run, "not_json", "the tool's result file was overwritten with something else")
+        return _failure(run, FailureKind.NOT_JSON, "the tool's result file was overwritten with something else")
     if data["ok"] is True:
         return ToolCallResult(ok=True, value=data.get("value"), exec=run)
     return ToolCallResult(
         ok=False,
         error=str(data.get("error") or "run() failed"),
-        error_type=str(data.get("error_type") or "exception"),
+        error_type=FailureKind.parse(data.get("error_type")),
         traceback=data.get("traceback"),
         exec=run,
     )
@@ -126,10 +126,10 @@ def _depth(value: Any) -> int:
 def _too_deep(run: ExecResult) -> ToolCallResult:
     return _failure(
         run,
-        "not_json",
+        FailureKind.NOT_JSON,
         f"run() returned a value nested deeper than {MAX_RESULT_DEPTH} levels; return a flatter structure",
     )
 
 
-def _failure(run: ExecResult, kind: str, message: str) -> ToolCallResult:
+def _failure(run: ExecResult, kind: FailureKind, message: str) -> ToolCallResult:
     return ToolCallResult(ok=False, error=message, error_type=kind, exec=run)

@@ -1,0 +1,185 @@
+"""The one door for calling a tool: arguments, the run, failure kinds, health, quarantine.
+
+Two bugs this module fixed are pinned here: a model's stray argument, repeated, used to
+quarantine a working tool on the agent path; and a sandbox that broke at run time made
+the gate tell the model to fix working code (the ``tools test`` side of that bug is in
+test_tools_health_cli.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_helpers import DAYS_CODE, DAYS_PARAMS, evolve_script, make_settings, rig
+from toolsmith.context import WebAccess
+from toolsmith.gate import Gate
+from toolsmith.library import Provenance, Requirement, Status, ToolLibrary, ToolSpec
+from toolsmith.sandbox import Blame, FailureKind, Sandbox, ToolCallResult
+from toolsmith.sandbox.bwrap import BwrapBackend
+from toolsmith.testing import final, reply, tool_call
+from toolsmith.toolcall import call_stored_tool, prepare_arguments
+
+DAYS = ToolSpec(
+    name="days_between",
+    description="Count the days between two ISO dates.",
+    parameters=DAYS_PARAMS,
+    code=DAYS_CODE,
+    test_args={"start": "2020-01-01", "end": "2020-03-01"},
+)
+
+
+def broken_bwrap(tmp_path: Path) -> BwrapBackend:
+    """A bwrap that fails the way a real one does when user namespaces go away under it."""
+    script = tmp_path / "bwrap"
+    script.write_text('#!/bin/sh\necho "bwrap: setting up uid map: Permission denied" >&2\nexit 1\n')
+    script.chmod(0o755)
+    return BwrapBackend(str(script))
+
+
+class Scripted:
+    """A runner that returns prepared results and records what it was asked."""
+
+    def __init__(self, *results: ToolCallResult) -> None:
+        self.results = list(results)
+        self.calls: list[dict[str, Any]] = []
+
+    def call_tool(
+        self,
+        code: str,
+        args: dict[str, Any],
+        *,
+        requirements: Sequence[Requirement] = (),
+        network: bool | None = None,
+        timeout_s: float | None = None,
+    ) -> ToolCallResult:
+        self.calls.append(args)
+        return self.results.pop(0)
+
+
+@pytest.fixture
+def lib(tmp_path: Path) -> Iterator[ToolLibrary]:
+    with ToolLibrary(tmp_path / "library.db") as library:
+        library.add(DAYS, provenance=Provenance(), gate={"ok": True})
+        yield library
+
+
+def call(lib: ToolLibrary, runner: Any, args: dict[str, Any], **policy: Any) -> Any:
+    policy.setdefault("quarantine_after", 2)
+    return call_stored_tool(lib.get("days_between"), args, library=lib, runner=runner, actor="t", **policy)
+
+
+# -- failure kinds ------------------------------------------------------------------------
+
+
+def test_every_failure_kind_names_whose_fault_it_is() -> None:
+    by_blame = {blame: {k.value for k in FailureKind if k.blame is blame} for blame in Blame}
+    assert by_blame[Blame.CALLER] == {"bad_arguments", "unknown_tool", "not_active"}
+    assert by_blame[Blame.MACHINE] == {"sandbox", "sandbox_unavailable", "install", "library_error", "agent_error"}
+    assert {"exception", "import", "timeout", "killed", "not_json", "empty"} <= by_blame[Blame.TOOL]
+    assert FailureKind.parse("made up by a tool") is FailureKind.EXCEPTION
+    assert ToolCallResult(ok=False, error_type="install").error_type is FailureKind.INSTALL  # type: ignore[arg-type]
+    assert ToolCallResult(ok=True).blame is None and ToolCallResult(ok=False).blame is Blame.TOOL
+
+
+# -- arguments ----------------------------------------------------------------------------
+
+
+def test_arguments_are_coerced_in_a_copy_and_checked_strictly() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    given = {"n": "7", "stray": True}
+    coerced, problems = prepare_arguments(schema, given)
+    assert coerced == {"n": 7, "stray": True} and given == {"n": "7", "stray": True}
+    assert problems == ["unknown argument 'stray'"]
+    assert prepare_arguments({**schema, "additionalProperties": True}, given)[1] == []
+
+
+def test_bad_arguments_never_run_and_never_touch_health(lib: ToolLibrary) -> None:
+    runner = Scripted()
+    for _ in range(3):
+        result = call(lib, runner, {"start": "2020-01-01", "end": "2020-03-01", "verbose": True})
+        assert result.outcome.error_type is FailureKind.BAD_ARGUMENTS and not result.recorded
+    assert "unknown argument 'verbose'" in str(result.outcome.error) and runner.calls == []
+    tool = lib.get("days_between")
+    assert tool.status is Status.ACTIVE and tool.stats.calls == 0
+
+
+# -- health and quarantine ----------------------------------------------------------------
+
+
+def test_the_tools_own_failures_count_and_quarantine_in_one_step(lib: ToolLibrary) -> None:
+    boom = ToolCallResult(ok=False, error="run() raised ValueError: x", error_type=FailureKind.EXCEPTION)
+    runner = Scripted(ToolCallResult(ok=True, value={"days": 60}), boom, boom)
+    first = call(lib, runner, {"start": "2020-01-01", "end": "2020-03-01"})
+    assert first.outcome.ok and first.payload()["result"] == {"days": 60} and first.recorded
+    call(lib, runner, {"start": "2020-01-01", "end": "2020-03-01"})
+    last = call(lib, runner, {"start": "2020-01-01", "end": "2020-03-01"})
+    assert last.quarantined and last.payload()["quarantined"] is True
+    assert last.payload()["error_type"] == "exception"
+    tool = lib.get("days_between")
+    assert tool.status is Status.QUARANTINED and (tool.stats.calls, tool.stats.failures) == (3, 2)
+
+
+@pytest.mark.parametrize("kind", [FailureKind.SANDBOX, FailureKind.INSTALL])
+def test_machine_failures_are_neither_recorded_nor_quarantined(lib: ToolLibrary, kind: FailureKind) -> None:
+    runner = Scripted(*[ToolCallResult(ok=False, error="machine", error_type=kind)] * 3)
+    for _ in range(3):
+        result = call(lib, runner, {"start": "2020-01-01", "end": "2020-03-01"}, quarantine_after=1)
+        assert not result.quarantined and not result.recorded
+    tool = lib.get("days_between")
+    assert tool.status is Status.ACTIVE and tool.stats.calls == 0
+
+
+def test_a_sandbox_that_breaks_at_run_time_is_the_machines_fault(lib: ToolLibrary, tmp_path: Path) -> None:
+    sandbox = Sandbox(make_settings(tmp_path / "home"), backend=broken_bwrap(tmp_path))
+    result = call(lib, sandbox, {"start": "2020-01-01", "end": "2020-03-01"}, quarantine_after=1)
+    assert result.outcome.error_type is FailureKind.SANDBOX and result.outcome.blame is Blame.MACHINE
+    assert "uid map" in str(result.outcome.error)
+    assert lib.get("days_between").status is Status.ACTIVE and lib.get("days_between").stats.calls == 0
+
+
+def test_the_gate_does_not_blame_the_code_for_a_broken_sandbox(tmp_path: Path) -> None:
+    sandbox = Sandbox(make_settings(tmp_path / "home"), backend=broken_bwrap(tmp_path))
+    report = Gate(runner=sandbox).check(DAYS)
+    reason = report.reason or ""
+    assert report.failed == "test_run" and "not a fault of the code" in reason and "uid map" in reason
+    assert "Fix the code" not in reason
+
+
+# -- the agent path -----------------------------------------------------------------------
+
+
+def test_a_stray_argument_repeated_does_not_quarantine_a_working_tool(tmp_path: Path) -> None:
+    stray = {"start": "2021-01-01", "end": "2021-12-31", "verbose": True}
+    with rig(tmp_path) as r:
+        r.model.add(*evolve_script())
+        r.agent().run_task("days between 2020-01-01 and 2020-03-01")
+        calls_before = r.library.get("days_between").stats.calls
+        r.events.clear()
+        r.model.add(*[reply(tool_call("days_between", stray)) for _ in range(3)], final("I could not call it."))
+        r.agent().run_task("days between 2021-01-01 and 2021-12-31", index=1)
+        results = [e for e in r.of_type("tool_result") if e.name == "days_between"]
+        assert len(results) == 3 and all(e.data["error_type"] == "bad_arguments" for e in results)
+        assert "unknown argument 'verbose'" in results[0].data["error"] and "repair" not in results[0].data
+        tool = r.library.get("days_between")
+        assert tool.status is Status.ACTIVE and tool.stats.calls == calls_before
+        assert r.guards() == ["repeat"]  # the model is told to stop; the tool is not blamed
+
+
+def test_the_toolbox_passes_coerced_arguments_and_keeps_the_models(tmp_path: Path) -> None:
+    asked: list[Any] = []
+
+    class Web:
+        def access(self) -> WebAccess:
+            return WebAccess(search=lambda q, n: asked.append(n) or {"ok": True, "results": []}, read=lambda u: {})
+
+    with rig(tmp_path) as r:
+        r.web = Web()  # type: ignore[assignment]
+        r.model.add(reply(tool_call("web_search", {"query": "dates", "num_results": "3"})), final("done"))
+        r.agent(guards=[]).run_task("anything")
+        assert asked == [3]  # the meta-tool got the number the schema asks for
+        called = r.of_type("tool_called")[-1]
+        assert called.arguments == {"query": "dates", "num_results": "3"}  # the record keeps what was sent
