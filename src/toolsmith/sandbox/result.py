@@ -132,8 +132,9 @@ class ToolCallResult:
 
     def __post_init__(self) -> None:
         # A runner written elsewhere (a test double, a worker pool) may report the kind as text.
-        if self.error_type is not None and not isinstance(self.error_type, FailureKind):
-            object.__setattr__(self, "error_type", FailureKind.parse(self.error_type))
+        kind: object = self.error_type
+        if kind is not None and not isinstance(kind, FailureKind):
+            object.__setattr__(self, "error_type", FailureKind.parse(kind))
 
     @property
     def blame(self) -> Blame | None:
