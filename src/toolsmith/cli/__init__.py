@@ -2,8 +2,8 @@
 
 ``toolsmith demo`` and ``toolsmith run`` drive the agent; ``toolsmith tools`` reviews and
 shares the library; ``toolsmith sandbox run`` runs code the way ``code_interpreter``
-does; ``toolsmith doctor`` says what is configured and what works. Exit codes are
-listed once, in :mod:`toolsmith.cli.common`.
+does; ``toolsmith doctor`` says what is configured and what works; ``toolsmith ui`` serves
+the same in a browser. Exit codes are listed once, in :mod:`toolsmith.cli.common`.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from toolsmith.cli.doctor import doctor_command
 from toolsmith.cli.mcp import mcp_command
 from toolsmith.cli.sandbox import app as sandbox_app
 from toolsmith.cli.tools import app as tools_app
+from toolsmith.cli.ui import ui_command
 
 app = typer.Typer(
     name="toolsmith",
@@ -48,6 +49,7 @@ app.command("demo")(demo_command)
 app.command("run")(run_command)
 app.command("doctor")(doctor_command)
 app.command("mcp")(mcp_command)
+app.command("ui")(ui_command)
 app.add_typer(tools_app, name="tools", help="Review, search and share the tool library.")
 app.add_typer(sandbox_app, name="sandbox", help="Run code in the sandbox, as code_interpreter does.")
 

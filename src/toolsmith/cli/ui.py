@@ -1,0 +1,27 @@
+"""``toolsmith ui``: serve the library's web view (see :mod:`toolsmith.ui`)."""
+
+from __future__ import annotations
+
+import typer
+
+from toolsmith.cli.common import cli_errors, load_settings
+
+
+def ui_command(
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on; beyond loopback needs --token."),
+    port: int = typer.Option(8765, "--port", min=0, max=65535, help="Port to listen on (0: any free port)."),
+    token: str | None = typer.Option(
+        None,
+        "--token",
+        envvar="TOOLSMITH_UI_TOKEN",
+        show_envvar=True,
+        help="Access token (at least 8 characters); generated and printed when not given.",
+    ),
+) -> None:
+    """Serve a local web view of the library: review, tools, runs and an overview."""
+    settings = load_settings()
+    # Imported here so other commands do not pay for the web stack at start-up.
+    from toolsmith.ui import serve
+
+    with cli_errors():
+        serve(settings, host=host, port=port, token=token, announce=lambda line: typer.echo(line))

@@ -1,0 +1,202 @@
+"""The pages and the one state-changing action, as Starlette endpoints.
+
+GET endpoints are plain functions (Starlette runs them in a worker thread, since the
+library calls block). The review action is the only write: a POST whose reason is
+required and whose decision goes through :func:`toolsmith.review.decide` with the
+person running the server as the actor, exactly as ``toolsmith tools approve`` does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+from toolsmith import review as rv
+from toolsmith.config import Settings
+from toolsmith.errors import ReviewError, ToolNotFoundError
+from toolsmith.library import Status, ToolLibrary, user_actor
+from toolsmith.ui import auth, views
+from toolsmith.ui.runs import RunStore
+
+STATIC_DIR = Path(__file__).with_name("static")
+_MAX_REASON = 500
+
+
+@dataclass
+class UiState:
+    """What every endpoint needs; kept on ``app.state.ui``."""
+
+    settings: Settings
+    library: ToolLibrary
+    runs: RunStore
+    guard: auth.Guard
+    templates: Jinja2Templates
+
+
+def _state(request: Request) -> UiState:
+    state: UiState = request.app.state.ui
+    return state
+
+
+def render(request: Request, name: str, context: dict[str, Any], status_code: int = 200) -> Response:
+    state = _state(request)
+    base = {"csrf": state.guard.csrf, "csrf_field": auth.CSRF_FIELD, "home": str(state.settings.home)}
+    return state.templates.TemplateResponse(request, name, {**base, **context}, status_code=status_code)
+
+
+# --- pages -----------------------------------------------------------------------------
+
+
+def library_page(request: Request) -> Response:
+    state = _state(request)
+    query = request.query_params.get("q", "")
+    status = request.query_params.get("status", "")
+    view = views.library_view(state.library, query, status)
+    pending = len(state.library.with_status(Status.PENDING))
+    return render(request, "library.html", {"view": view, "pending": pending, "statuses": views.STATUSES})
+
+
+def tool_page(request: Request) -> Response:
+    state = _state(request)
+    name = request.path_params["name"]
+    version = request.path_params.get("version")
+    view = views.tool_view(state.library, name, version, state.runs.all())
+    return render(request, "tool.html", {"view": view, "tool": view.tool})
+
+
+def review_page(request: Request) -> Response:
+    state = _state(request)
+    pending = views.review_queue(state.library)
+    return render(request, "review.html", {"queue": pending})
+
+
+def runs_page(request: Request) -> Response:
+    runs = _state(request).runs.all()
+    return render(request, "runs.html", {"runs": runs, "directory": str(_state(request).runs.directory)})
+
+
+def run_page(request: Request) -> Response:
+    run = _state(request).runs.get(request.path_params["run_id"])
+    if run is None:
+        raise HTTPException(404, "No such run in the trajectories directory.")
+    return render(request, "run.html", {"run": run})
+
+
+def overview_page(request: Request) -> Response:
+    state = _state(request)
+    return render(request, "overview.html", {"o": views.overview(state.library, state.runs.all())})
+
+
+def pygments_css(request: Request) -> Response:
+    return PlainTextResponse(views.pygments_css(), media_type="text/css")
+
+
+# --- logging in ------------------------------------------------------------------------
+
+
+def login_page(request: Request) -> Response:
+    return challenge(request, status_code=200)
+
+
+async def login_submit(request: Request) -> Response:
+    form = await request.form()
+    guard = _state(request).guard
+    target = str(form.get("next") or "/")
+    if not guard.token_matches(str(form.get("token") or "")):
+        return challenge(request, error="That token is not right.", target=target)
+    return guard.login_response(target, secure=request.url.scheme == "https")
+
+
+async def logout(request: Request) -> Response:
+    form = await request.form()
+    _require_csrf(request, form)
+    response = RedirectResponse(auth.LOGIN_PATH, status_code=303)
+    response.delete_cookie(auth.COOKIE, path="/")
+    return response
+
+
+def challenge(request: Request, *, status_code: int = 401, error: str = "", target: str | None = None) -> Response:
+    """The 401 answer: a login form for a browser, one line and a Bearer challenge otherwise."""
+    headers = {"www-authenticate": 'Bearer realm="toolsmith ui"'} if status_code == 401 else {}
+    if "text/html" not in request.headers.get("accept", "") and request.url.path != auth.LOGIN_PATH:
+        return PlainTextResponse("401: this toolsmith UI needs its token.\n", 401, headers=headers)
+    default = request.url.path if request.url.path != auth.LOGIN_PATH else "/"
+    nxt = auth.safe_next(target or request.query_params.get("next") or default)
+    context = {"request": request, "error": error, "next": nxt}
+    templates = _state(request).templates
+    return templates.TemplateResponse(request, "login.html", context, status_code=status_code, headers=headers)
+
+
+# --- the review action -----------------------------------------------------------------
+
+
+async def review_action(request: Request) -> Response:
+    form = await request.form()
+    _require_csrf(request, form)
+    name, version = request.path_params["name"], request.path_params["version"]
+    action = str(form.get("action") or "")
+    reason = " ".join(str(form.get("reason") or "").split())[:_MAX_REASON]
+    back = auth.safe_next(str(form.get("next") or f"/tools/{name}/{version}"))
+    if action not in rv.DEFAULT_REASONS:
+        return _review_refused(request, name, version, f"Unknown action {action!r}.", 400)
+    if not reason:
+        return _review_refused(request, name, version, f"Say why you {action} {name}@{version}.", 400)
+    state = _state(request)
+    try:
+        await run_in_threadpool(rv.decide, state.library, action, name, version, reason=reason, actor=user_actor())
+    except ReviewError as exc:
+        return _review_refused(request, name, version, str(exc), 409)
+    return RedirectResponse(back, status_code=303)
+
+
+def _review_refused(request: Request, name: str, version: int, message: str, status: int) -> Response:
+    context = {"title": "Not done", "message": message, "link": f"/tools/{name}/{version}"}
+    return render(request, "error.html", context, status_code=status)
+
+
+def _require_csrf(request: Request, form: FormData) -> None:
+    if not _state(request).guard.csrf_ok(request, form):
+        raise HTTPException(403, "The form's CSRF check failed: reload the page and try again.")
+
+
+# --- errors ----------------------------------------------------------------------------
+
+
+def not_found(request: Request, exc: Exception) -> Response:
+    message = str(exc) if isinstance(exc, ToolNotFoundError) else getattr(exc, "detail", "Not found.")
+    return render(request, "error.html", {"title": "Not found", "message": message, "link": "/"}, 404)
+
+
+def http_error(request: Request, exc: Exception) -> Response:
+    status = int(getattr(exc, "status_code", 500))
+    if status == 404:
+        return not_found(request, exc)
+    detail = str(getattr(exc, "detail", "") or "Error")
+    return render(request, "error.html", {"title": f"Error {status}", "message": detail, "link": "/"}, status)
+
+
+ROUTES = [
+    Route("/", library_page),
+    Route("/tools/{name}", tool_page),
+    Route("/tools/{name}/{version:int}", tool_page),
+    Route("/review", review_page),
+    Route("/review/{name}/{version:int}", review_action, methods=["POST"]),
+    Route("/runs", runs_page),
+    Route("/runs/{run_id}", run_page),
+    Route("/overview", overview_page),
+    Route(auth.LOGIN_PATH, login_page),
+    Route(auth.LOGIN_PATH, login_submit, methods=["POST"]),
+    Route("/logout", logout, methods=["POST"]),
+    Route("/static/pygments.css", pygments_css),
+    Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
+]

@@ -1,0 +1,272 @@
+"""What each page shows: queries on the library and the runs, shaped for the templates.
+
+Everything here reads; nothing changes the library (review decisions go through
+:mod:`toolsmith.review` from :mod:`toolsmith.ui.routes`). The library is used only
+through :class:`~toolsmith.library.ToolLibrary`'s public methods, so the pages work on
+whichever backend the library is stored in.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from markupsafe import Markup
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import DiffLexer, PythonLexer
+
+from toolsmith import review as rv
+from toolsmith.library import AuditEntry, Status, ToolLibrary, ToolVersion
+from toolsmith.ui import charts
+from toolsmith.ui.runs import Run, RunTask
+
+STATUSES = tuple(s.value for s in Status)
+# Which review action a version's status offers (see toolsmith.review for the rules).
+ACTIONS = {
+    Status.PENDING: (rv.APPROVE, rv.REJECT),
+    Status.ACTIVE: (rv.QUARANTINE,),
+    Status.QUARANTINED: (rv.APPROVE,),
+    Status.RETIRED: (rv.APPROVE,),
+}
+_SEARCH_LIMIT = 50
+_FORMATTER = HtmlFormatter(cssclass="hl", linenos="table", wrapcode=True)
+_DIFF_FORMATTER = HtmlFormatter(cssclass="hl", wrapcode=True)
+
+
+def pygments_css() -> str:
+    return str(_FORMATTER.get_style_defs(".hl"))
+
+
+def code_html(code: str) -> Markup:
+    """Python source, highlighted (pygments escapes every character it emits)."""
+    return Markup(highlight(code, PythonLexer(), _FORMATTER))
+
+
+def diff_html(diff: str) -> Markup:
+    return Markup(highlight(diff, DiffLexer(), _DIFF_FORMATTER))
+
+
+def pretty(value: Any) -> str:
+    """JSON for people (the template escapes it)."""
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def failure_rate(tool: ToolVersion) -> float | None:
+    return tool.stats.failures / tool.stats.calls if tool.stats.calls else None
+
+
+# --- the library page ------------------------------------------------------------------
+
+
+@dataclass
+class LibraryView:
+    tools: list[ToolVersion]
+    query: str
+    status: str
+    note: str = ""
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def library_view(library: ToolLibrary, query: str, status: str) -> LibraryView:
+    """The tool list: the library's own search, or every tool, optionally one status only."""
+    query, status = query.strip(), status if status in (*STATUSES, "all") else ""
+    everything = library.list_tools(include_retired=True)
+    counts = dict(Counter(t.status.value for t in everything))
+    if query:
+        tools = [hit.tool for hit in library.search(query, limit=_SEARCH_LIMIT)]
+        note = "Search ranks the served (active) tools, best match first, as the agent's search_tools does."
+        if status and status != "all":
+            tools = [t for t in tools if t.status.value == status]
+        return LibraryView(tools, query, status, note, counts)
+    if status in ("", "all"):
+        tools = everything if status == "all" else [t for t in everything if t.status is not Status.RETIRED]
+        return LibraryView(tools, query, status, counts=counts)
+    # One status: every version in it (a tool can serve v1 while v2 waits for review).
+    return LibraryView(library.with_status(Status(status)), query, status, counts=counts)
+
+
+# --- a tool's page ---------------------------------------------------------------------
+
+
+@dataclass
+class ToolView:
+    tool: ToolVersion
+    history: list[ToolVersion]
+    served: ToolVersion | None
+    previous: ToolVersion | None
+    diff: Markup | None
+    changed: list[str]
+    checks: list[dict[str, Any]]
+    tests: Any
+    audit: list[AuditEntry]
+    actions: tuple[str, ...]
+    code: Markup
+    health_versions: Markup
+    health_days: Markup
+
+
+def tool_view(library: ToolLibrary, name: str, version: int | None, runs: list[Run]) -> ToolView:
+    """Everything about one version of a tool (default: the version the tool is shown as)."""
+    tool = library.get(name, version)
+    history = library.history(name)
+    previous = rv.previous_version(library, tool)
+    diff = rv.review_diff(previous, tool)
+    return ToolView(
+        tool=tool,
+        history=list(reversed(history)),
+        served=library.served(name),
+        previous=previous,
+        diff=diff_html(diff) if diff else None,
+        changed=rv.changed_fields(previous, tool),
+        checks=rv.gate_checks(tool.gate),
+        tests=tool.gate.get("tests"),
+        audit=list(reversed(library.audit_log(name))),
+        actions=ACTIONS.get(tool.status, ()),
+        code=code_html(tool.spec.code),
+        health_versions=_health_by_version(history),
+        health_days=_health_by_day(name, runs),
+    )
+
+
+def _health_by_version(history: list[ToolVersion]) -> Markup:
+    labels = [f"v{v.version}" for v in history]
+    ok = [float(v.stats.calls - v.stats.failures) for v in history]
+    failed = [float(v.stats.failures) for v in history]
+    return charts.bar_chart(
+        "Calls per version (every caller: agent, MCP, tools test)",
+        labels,
+        [charts.Series("succeeded", ok, "ok"), charts.Series("failed", failed, "bad")],
+    )
+
+
+def _health_by_day(name: str, runs: list[Run]) -> Markup:
+    ok: Counter[str] = Counter()
+    failed: Counter[str] = Counter()
+    for run in runs:
+        day = _day(run.started_at)
+        for task in run.tasks:
+            for step in task.ordered_steps:
+                for call in step.tools:
+                    if call.name == name and call.ok is not None:
+                        (ok if call.ok else failed)[day] += 1
+    days = sorted(set(ok) | set(failed))
+    return charts.bar_chart(
+        "Calls per day in recorded runs",
+        days,
+        [charts.Series("succeeded", [float(ok[d]) for d in days], "ok"),
+         charts.Series("failed", [float(failed[d]) for d in days], "bad")],
+    )  # fmt: skip
+
+
+def _day(moment: datetime | None) -> str:
+    return moment.strftime("%Y-%m-%d") if moment else "unknown"
+
+
+# --- the overview ----------------------------------------------------------------------
+
+
+@dataclass
+class Overview:
+    tasks: int
+    answered: int
+    reused: int
+    used_tool: int
+    evolved: int
+    tools: int
+    pending: int
+    model_calls: Markup
+    tokens: Markup
+    created: Markup
+
+    @property
+    def reuse_rate(self) -> float | None:
+        return self.reused / self.answered if self.answered else None
+
+    @property
+    def tool_rate(self) -> float | None:
+        return (self.reused + self.used_tool) / self.answered if self.answered else None
+
+
+def overview(library: ToolLibrary, runs: list[Run]) -> Overview:
+    """Reuse, cost per task over time and tools created per day."""
+    tasks = sorted((t for r in runs for t in r.tasks), key=lambda t: t.started_at or 0.0)
+    outcomes = Counter(t.outcome for t in tasks)
+    labels = [_task_label(t) for t in tasks]
+    return Overview(
+        tasks=len(tasks),
+        answered=sum(1 for t in tasks if t.status == "answered"),
+        reused=outcomes["reused"],
+        used_tool=outcomes["used-tool"],
+        evolved=outcomes["evolved"],
+        tools=len(library),
+        pending=len(library.with_status(Status.PENDING)),
+        model_calls=charts.line_chart(
+            "Model calls per task", labels, [charts.Series("model calls", [float(t.model_calls) for t in tasks])]
+        ),
+        tokens=charts.line_chart(
+            "Tokens per task", labels, [charts.Series("tokens", [float(t.tokens) for t in tasks], "s2")]
+        ),
+        created=_created_per_day(library.audit_log()),
+    )
+
+
+def _task_label(task: RunTask) -> str:
+    if task.started_at is None:
+        return "?"
+    return datetime.fromtimestamp(task.started_at, tz=timezone.utc).strftime("%m-%d %H:%M")
+
+
+def _created_per_day(audit: list[AuditEntry]) -> Markup:
+    new_tools: Counter[str] = Counter()
+    new_versions: Counter[str] = Counter()
+    for entry in audit:
+        if entry.action in ("add", "import") and entry.version is not None:
+            (new_tools if entry.version == 1 else new_versions)[entry.at[:10]] += 1
+    days = sorted(set(new_tools) | set(new_versions))
+    return charts.bar_chart(
+        "Tools created per day",
+        days,
+        [charts.Series("new tools", [float(new_tools[d]) for d in days], "s1"),
+         charts.Series("new versions", [float(new_versions[d]) for d in days], "s2")],
+    )  # fmt: skip
+
+
+# --- the review queue ------------------------------------------------------------------
+
+
+@dataclass
+class PendingItem:
+    """A version waiting for review, with what a reviewer compares it against."""
+
+    tool: ToolVersion
+    previous: ToolVersion | None
+    served: ToolVersion | None
+    diff: Markup | None
+    changed: list[str]
+    checks: list[dict[str, Any]]
+
+
+def review_queue(library: ToolLibrary) -> list[PendingItem]:
+    """Every pending version, oldest first (the order ``toolsmith tools review`` walks)."""
+    items = []
+    for tool in rv.pending_versions(library):
+        previous = rv.previous_version(library, tool)
+        diff = rv.review_diff(previous, tool)
+        items.append(
+            PendingItem(
+                tool=tool,
+                previous=previous,
+                served=library.served(tool.name),
+                diff=diff_html(diff) if diff else None,
+                changed=rv.changed_fields(previous, tool),
+                checks=rv.gate_checks(tool.gate),
+            )
+        )
+    return items
