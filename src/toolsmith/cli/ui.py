@@ -6,10 +6,13 @@ import typer
 
 from toolsmith.cli.common import cli_errors, load_settings
 
+# Next to `toolsmith mcp --transport http`'s usual 8765, so both can run at once.
+DEFAULT_PORT = 8766
+
 
 def ui_command(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on; beyond loopback needs --token."),
-    port: int = typer.Option(8765, "--port", min=0, max=65535, help="Port to listen on (0: any free port)."),
+    port: int = typer.Option(DEFAULT_PORT, "--port", min=0, max=65535, help="Port to listen on (0: any free port)."),
     token: str | None = typer.Option(
         None,
         "--token",

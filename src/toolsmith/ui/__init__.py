@@ -8,6 +8,6 @@
 * ``templates/`` (Jinja2, autoescaped) and ``static/`` (one stylesheet, no script).
 """
 
-from toolsmith.ui.app import DEFAULT_PORT, check_host, create_app, serve
+from toolsmith.ui.app import check_host, create_app, serve
 
-__all__ = ["DEFAULT_PORT", "check_host", "create_app", "serve"]
+__all__ = ["check_host", "create_app", "serve"]

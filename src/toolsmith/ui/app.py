@@ -31,7 +31,6 @@ from toolsmith.ui.runs import RunStore
 
 TEMPLATES_DIR = Path(__file__).with_name("templates")
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
-DEFAULT_PORT = 8765
 
 
 def _when(value: Any) -> str:
