@@ -19,7 +19,7 @@ from typing import Any
 
 from toolsmith import offline
 from toolsmith.config import Settings
-from toolsmith.llm import ModelReply
+from toolsmith.model import ModelReply
 from toolsmith.session import SessionReport, run_session
 from toolsmith.testing import ScriptedModel, final, reply, tool_call
 
