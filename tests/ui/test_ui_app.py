@@ -85,6 +85,13 @@ def test_security_headers_on_every_answer(client: TestClient, authed: TestClient
 def test_a_foreign_host_header_is_refused_on_loopback(authed: TestClient) -> None:
     # A page on another site that rebinds its DNS name to 127.0.0.1 sends its own Host.
     assert authed.get("/", headers={"host": "evil.example"}).status_code == 400
+    assert authed.get("/", headers={"host": "evil.example:8765"}).status_code == 400
+    assert authed.get("/", headers={"host": "localhost:8765"}).status_code == 200
+
+
+def test_ipv6_loopback_is_served(built: Settings) -> None:
+    with TestClient(create_app(built, TOKEN), base_url="http://[::1]:8766") as client:
+        assert client.get("/", headers={"authorization": f"Bearer {TOKEN}"}).status_code == 200
 
 
 # --- hosts -----------------------------------------------------------------------------

@@ -70,9 +70,9 @@ def _session(settings: Settings, task: str, policy: Any) -> SessionReport:
     return run_session([task], settings=settings, model=model)
 
 
-def build(home: Path) -> Settings:
-    """Fill ``home`` with the library and the four trajectories described above."""
-    settings = replace(Settings.load(home=home, env={}), network=False, max_steps=8)
+def build(home: Path, *, library_url: str | None = None) -> Settings:
+    """Fill ``home`` with the library (there, or at ``library_url``) and the four trajectories."""
+    settings = replace(Settings.load(home=home, env={}), network=False, max_steps=8, library_url=library_url)
     evolve = _session(settings, offline.TASKS[0], offline.evolve_policy)
     assert evolve.results[0].created == ["days_between@1"], evolve.results[0].summary()
     _session(settings, offline.TASKS[1], offline.reuse_policy)

@@ -19,7 +19,6 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.templating import Jinja2Templates
 
 from toolsmith import review
@@ -86,10 +85,8 @@ def create_app(
         if owned:
             lib.close()
 
-    middleware = [Middleware(auth.AuthMiddleware, guard=guard, challenge=routes.challenge)]
-    if loopback:
-        hosts = [*LOOPBACK_HOSTS, *extra_hosts]
-        middleware.insert(0, Middleware(TrustedHostMiddleware, allowed_hosts=hosts))
+    hosts = frozenset(auth.host_name(h) for h in (*LOOPBACK_HOSTS, *extra_hosts)) if loopback else None
+    middleware = [Middleware(auth.AuthMiddleware, guard=guard, challenge=routes.challenge, hosts=hosts)]
     app = Starlette(
         routes=routes.ROUTES,
         middleware=middleware,

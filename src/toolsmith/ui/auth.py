@@ -23,7 +23,7 @@ from urllib.parse import urlencode, urlsplit
 
 from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 COOKIE = "toolsmith_ui"
@@ -93,6 +93,17 @@ def same_origin(origin: str, request: Request) -> bool:
     return (parts.scheme, parts.netloc) == (own.scheme, own.netloc)
 
 
+def host_name(header: str) -> str:
+    """The host part of a Host header, lower-case, without port or IPv6 brackets."""
+    text = header.strip()
+    if text.count(":") > 1 and not text.startswith("["):  # a bare IPv6 address, as in --host ::1
+        text = f"[{text}]"
+    try:
+        return (urlsplit("//" + text).hostname or "").lower()
+    except ValueError:
+        return ""
+
+
 def safe_next(target: str | None) -> str:
     """A local path to go to after login; anything else (other hosts, ``//x``) becomes ``/``."""
     text = (target or "/").strip()
@@ -110,13 +121,21 @@ def without_token(request: Request) -> str:
 class AuthMiddleware:
     """Lets a request through only with the token (header, cookie, or ``?token=`` once).
 
+    With ``hosts``, a request whose Host header names another host is refused first.
+
     ``challenge`` renders the 401 answer (a login form for browsers). Every answer gets
     headers that keep pages out of caches, frames and other sites' referrers, and a
     content policy that runs no script and loads nothing from elsewhere.
     """
 
-    def __init__(self, app: ASGIApp, guard: Guard, challenge: Callable[[Request], Response]) -> None:
-        self.app, self.guard, self.challenge = app, guard, challenge
+    def __init__(
+        self,
+        app: ASGIApp,
+        guard: Guard,
+        challenge: Callable[[Request], Response],
+        hosts: frozenset[str] | None = None,
+    ) -> None:
+        self.app, self.guard, self.challenge, self.hosts = app, guard, challenge, hosts
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -131,6 +150,10 @@ class AuthMiddleware:
 
     def _gate(self, request: Request) -> Response | None:
         """None to let the request through, else the answer that replaces it."""
+        if self.hosts is not None and host_name(request.headers.get("host", "")) not in self.hosts:
+            # Served on loopback, the Host is a loopback name; another one means a page
+            # elsewhere reached us through DNS rebinding.
+            return PlainTextResponse("400: this server answers only to its loopback name.\n", 400)
         if request.url.path == LOGIN_PATH:
             return None
         given = request.query_params.get("token")

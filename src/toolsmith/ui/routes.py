@@ -50,7 +50,12 @@ def _state(request: Request) -> UiState:
 
 def render(request: Request, name: str, context: dict[str, Any], status_code: int = 200) -> Response:
     state = _state(request)
-    base = {"csrf": state.guard.csrf, "csrf_field": auth.CSRF_FIELD, "home": str(state.settings.home)}
+    base = {
+        "csrf": state.guard.csrf,
+        "csrf_field": auth.CSRF_FIELD,
+        "library_at": state.library.display,
+        "runs_at": str(state.runs.directory),
+    }
     return state.templates.TemplateResponse(request, name, {**base, **context}, status_code=status_code)
 
 
