@@ -15,6 +15,7 @@ from toolsmith.errors import ConfigError
 from toolsmith.library import Provenance, Requirement, Status, ToolLibrary, ToolSpec, user_actor
 from toolsmith.ui import check_host, create_app
 from toolsmith.ui.auth import COOKIE, is_loopback
+from toolsmith.ui.views import PRETTY_LIMIT, pretty
 
 PAGES = ["/", "/tools/days_between", "/tools/days_between/2", "/review", "/runs", "/overview"]
 
@@ -237,3 +238,9 @@ def test_logout_needs_csrf_and_clears_the_cookie(built: Settings) -> None:
         csrf = _csrf(fresh.get("/").text)
         assert fresh.post("/logout", data={"csrf": csrf}).status_code == 303
         assert fresh.get("/").status_code == 401
+
+
+def test_long_values_are_cut_on_the_page() -> None:
+    text = pretty({"text": "x" * (PRETTY_LIMIT * 2)})
+    assert len(text) < PRETTY_LIMIT + 100 and "more characters in the trajectory file" in text
+    assert pretty({"a": 1}) == '{\n  "a": 1\n}'

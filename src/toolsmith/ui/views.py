@@ -33,6 +33,7 @@ ACTIONS = {
     Status.RETIRED: (rv.APPROVE,),
 }
 _SEARCH_LIMIT = 50
+PRETTY_LIMIT = 20_000  # a page shows this much of one value (a fetched web page can be far longer)
 _FORMATTER = HtmlFormatter(cssclass="hl", linenos="table", wrapcode=True)
 _DIFF_FORMATTER = HtmlFormatter(cssclass="hl", wrapcode=True)
 
@@ -50,12 +51,15 @@ def diff_html(diff: str) -> Markup:
     return Markup(highlight(diff, DiffLexer(), _DIFF_FORMATTER))
 
 
-def pretty(value: Any) -> str:
-    """JSON for people (the template escapes it)."""
+def pretty(value: Any, limit: int = PRETTY_LIMIT) -> str:
+    """JSON for people (the template escapes it), cut at ``limit`` characters."""
     try:
-        return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True, default=str)
+        text = json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True, default=str)
     except (TypeError, ValueError):
-        return repr(value)
+        text = repr(value)
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n… ({len(text) - limit:,} more characters in the trajectory file)"
 
 
 def failure_rate(tool: ToolVersion) -> float | None:
