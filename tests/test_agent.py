@@ -106,6 +106,16 @@ def test_empty_stdout_does_not_count_as_verification(tmp_path: Path) -> None:
         assert "verify_before_create" in r.guards() and len(r.library) == 0
 
 
+def test_a_run_that_printed_only_a_dns_error_does_not_verify(tmp_path: Path) -> None:
+    code = "try:\n    raise OSError('[Errno -3] Temporary failure in name resolution')\nexcept OSError as e:\n    print(e)\n"
+    with rig(tmp_path) as r:
+        r.model.add(reply(tool_call("code_interpreter", {"code": code})), reply(create_days_tool()), final("no"))
+        r.agent().run_task("days between 2020-01-01 and 2020-03-01")
+        first = next(e.data for e in r.of_type("tool_result") if e.name == "code_interpreter")
+        assert first["exit_code"] == 0 and first["verified"] is False and "only errors" in first["note"]
+        assert "verify_before_create" in r.guards() and len(r.library) == 0
+
+
 def test_anti_mock_refusal_goes_back_to_the_model(tmp_path: Path) -> None:
     mock_code = "def run(start, end):\n    fake_days = {'days': 60}\n    return fake_days\n"
     with rig(tmp_path) as r:

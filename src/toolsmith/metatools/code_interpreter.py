@@ -1,8 +1,9 @@
 """``code_interpreter``: run Python in the sandbox, installing checked packages first.
 
 This is where the agent proves that a library really delivers data. A run counts as
-verification only when it exits 0 *and* prints something: code that succeeds silently
-has shown nothing, and the result says so.
+verification only when it exits 0 *and* prints something other than errors and
+tracebacks (:mod:`toolsmith.verification`): code that succeeds silently, or catches a
+DNS error and prints it, has shown nothing, and the result says so.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from typing import Any
 from toolsmith.context import TaskContext
 from toolsmith.errors import InstallError, PackageError, PackageRefused
 from toolsmith.replies import usable_code
+from toolsmith.verification import judge
 
-NO_OUTPUT_NOTE = (
-    "The code ran but printed nothing, so this run does not count as verification. "
+NOT_VERIFIED_NOTE = (
+    "The code exited 0 but {reason}, so this run does not count as verification. "
     "Print the real data the library returned."
 )
 
@@ -26,7 +28,7 @@ SCHEMA: dict[str, Any] = {
             "Run Python 3 code in an isolated sandbox and return stdout, stderr and the exit "
             "code. Use it to try a library for real before wrapping it as a tool: install it "
             "with pip_install, call it, and print the real data it returns. A run that prints "
-            "nothing does not count as verification."
+            "nothing, or only errors, does not count as verification."
         ),
         "parameters": {
             "type": "object",
@@ -71,10 +73,11 @@ def handle(ctx: TaskContext, args: dict[str, Any]) -> dict[str, Any]:
     }
     if result.truncated:
         payload["note"] = "Output was longer than the sandbox cap; the middle was cut."
-    if result.ok and result.stdout.strip():
-        ctx.verified_outputs.append(result.stdout.strip()[:2000])
+    verdict = judge(result.ok, result.stdout)
+    if verdict.verified:
+        ctx.verified_outputs.append(verdict.evidence)
     elif result.ok:
-        payload["note"] = NO_OUTPUT_NOTE
+        payload["note"] = NOT_VERIFIED_NOTE.format(reason=verdict.reason)
         payload["verified"] = False
     return payload
 

@@ -1,0 +1,80 @@
+"""Does a ``code_interpreter`` run verify anything? The judgement behind "real output".
+
+A run verifies a library only when it exits 0 *and* prints something that is not a
+failure. Code that catches its own exception and prints it (``print(e)``) exits 0 while
+showing nothing but a DNS error; counting that as verification unlocks ``create_tool``
+and makes the nudge claim "you verified real data" when nothing was fetched.
+
+The judgement is line by line on stdout: a line is *noise* when it is blank, part of a
+traceback, an exception or warning line, a typical network or HTTP failure message, or
+an empty value (``None``, ``[]``, ``{}``). The run verifies when at least one line is
+left. It is a pure function so it can be tested on its own and reused by any caller.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_TRACEBACK_FRAME = re.compile(r'^\s+(File "|\^+\s*$|~+\s*$)')
+_EXCEPTION_LINE = re.compile(
+    r"^\s*(?:[\w.]+\.)?(?:\w*(?:Error|Exception|Warning|Exit|Interrupt)|error|gaierror|herror|timeout)\b"
+    r"(?:\s*\(|:|$)"
+)
+_FAILURE_WORDS = re.compile(
+    r"Traceback \(most recent call last\)"
+    r"|^\s*(?:error|errors|failed|failure|exception|warning|fatal)\b\s*[:!\-]"
+    r"|Temporary failure in name resolution|Name or service not known|nodename nor servname"
+    r"|getaddrinfo failed|No address associated with hostname|Failed to resolve"
+    r"|Failed to establish a new connection|Max retries exceeded|Connection (?:refused|reset|aborted)"
+    r"|Network is unreachable|timed out|urlopen error|\[Errno -?\d+\]|SSL: CERTIFICATE_VERIFY_FAILED"
+    r"|\b(?:HTTP|Client|Server)?Error\b.*\b[45]\d\d\b|\b[45]\d\d (?:Client|Server) Error",
+    re.IGNORECASE,
+)
+_EMPTY_VALUES = frozenset({"none", "null", "nan", "[]", "{}", "()", "''", '""', "set()"})
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether a run verified something, the lines that did, and why not otherwise."""
+
+    verified: bool
+    evidence: str = ""
+    reason: str = ""
+
+
+def is_noise(line: str) -> bool:
+    """A stdout line that shows no data: blank, a traceback, an error or an empty value."""
+    text = line.strip()
+    if not text or text.lower() in _EMPTY_VALUES:
+        return True
+    return bool(_TRACEBACK_FRAME.match(line) or _EXCEPTION_LINE.match(text) or _FAILURE_WORDS.search(text))
+
+
+def _data_lines(lines: list[str]) -> list[str]:
+    """The lines that are not noise; a traceback block (its frames, the source lines it
+    quotes and its closing exception line) is noise as a whole."""
+    data: list[str] = []
+    in_traceback = False
+    for line in lines:
+        if line.startswith("Traceback (most recent call last)"):
+            in_traceback = True
+            continue
+        if in_traceback:
+            in_traceback = line[:1].isspace()
+            continue
+        if not is_noise(line):
+            data.append(line.rstrip())
+    return data
+
+
+def judge(ok: bool, stdout: str, *, limit: int = 2000) -> Verdict:
+    """Judge one run: ``ok`` is exit 0 without a timeout; ``stdout`` what it printed."""
+    if not ok:
+        return Verdict(False, reason="the run failed")
+    if not stdout.strip():
+        return Verdict(False, reason="it printed nothing")
+    data = _data_lines(stdout.splitlines())
+    if not data:
+        return Verdict(False, reason="it printed only errors, tracebacks or empty values")
+    return Verdict(True, evidence="\n".join(data).strip()[:limit])

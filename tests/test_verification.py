@@ -1,0 +1,67 @@
+"""Verification means real output: the judgement on a code_interpreter run's stdout."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolsmith.verification import is_noise, judge
+
+DNS_ONLY = """\
+Error: HTTPSConnectionPool(host='api.example.org', port=443): Max retries exceeded with url: /v1 \
+(Caused by NameResolutionError("Failed to resolve 'api.example.org' ([Errno -3] Temporary failure in name resolution)"))
+"""
+TRACEBACK = """\
+Traceback (most recent call last):
+  File "<string>", line 3, in <module>
+    ephem.next_full_moon()
+    ^^^^^^^^^^^^^^^^^^^^^^
+AttributeError: module 'ephem' has no attribute 'next_full_moon'
+"""
+
+
+@pytest.mark.parametrize(
+    "stdout",
+    [
+        DNS_ONLY,
+        TRACEBACK,
+        "socket.gaierror: [Errno -2] Name or service not known\n",
+        "<urlopen error [Errno -3] Temporary failure in name resolution>\n",
+        "requests.exceptions.ConnectionError: Failed to establish a new connection\n",
+        "None\n[]\n\n",
+        "ERROR: 404 Client Error: Not Found for url: https://x.example/a\n",
+        "failed: connection refused\n",
+        "DeprecationWarning: use the new API\n",
+    ],
+)
+def test_errors_tracebacks_and_empty_values_do_not_verify(stdout: str) -> None:
+    verdict = judge(True, stdout)
+    assert not verdict.verified
+    assert "only errors" in verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("stdout", "evidence"),
+    [
+        ("Full moon: 2024/3/25 07:00:26\n", "Full moon: 2024/3/25 07:00:26"),
+        ("0\n", "0"),
+        ("{'DE': 'Neujahr', 'count': 12}\n", "{'DE': 'Neujahr', 'count': 12}"),
+        (TRACEBACK + "fallback result: 42\n", "fallback result: 42"),
+        ("UserWarning: slow path\n3.785411784 l\n", "3.785411784 l"),
+        ("error rate in the sample: 0.3\n", "error rate in the sample: 0.3"),
+    ],
+)
+def test_real_data_verifies_and_keeps_only_the_data_lines(stdout: str, evidence: str) -> None:
+    verdict = judge(True, stdout)
+    assert verdict.verified and verdict.evidence == evidence
+
+
+def test_a_failed_or_silent_run_does_not_verify() -> None:
+    assert judge(False, "42\n").reason == "the run failed"
+    assert judge(True, "  \n").reason == "it printed nothing"
+    assert not judge(True, "").verified
+
+
+def test_noise_lines() -> None:
+    assert is_noise('  File "x.py", line 1, in <module>')
+    assert is_noise("KeyError: 'x'") and is_noise("ValueError")
+    assert not is_noise("Errors found: 0 of 12 records") and not is_noise("Timeout setting: 30 s")
