@@ -105,7 +105,7 @@ def test_text_and_markdown_pass_through(server: LocalServer, settings: Settings,
     server.route("/README", body=body, content_type=content_type)
     result = read_webpage(server.url("/README"), settings=settings)
     assert result["ok"] is True
-    assert result["text"] == body
+    assert result["text"] == body.strip()  # trailing blank space is trimmed
 
 
 def test_unlabelled_text_is_sniffed(server: LocalServer, settings: Settings) -> None:
@@ -156,7 +156,9 @@ def test_long_text_is_cut_and_says_so(server: LocalServer, settings: Settings) -
     assert result["ok"] is True
     assert result["truncated"] is True
     assert result["text"] == body[:1000]
-    assert f"first 1000 of {len(body)} characters" in result["note"]
+    assert f"first 1000 of {len(body.strip())} characters; read on with offset=1000" in result["note"]
+    more = read_webpage(server.url("/long.txt"), settings=settings, max_chars=1000, offset=1000)
+    assert more["text"] == body[1000:2000] and "offset=2000" in more["note"]
     assert result["note"].startswith(UNTRUSTED_NOTE)
 
 

@@ -61,7 +61,7 @@ def default_web(settings: Settings) -> WebAccess:
 
     return WebAccess(
         search=lambda query, n: web_search(query, n, settings=settings),
-        read=lambda url: read_webpage(url, settings=settings),
+        read=lambda url, **view: read_webpage(url, settings=settings, **view),
     )
 
 

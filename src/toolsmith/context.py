@@ -23,7 +23,7 @@ from toolsmith.library.models import Requirement
 from toolsmith.sandbox import Sandbox
 
 SearchFn = Callable[[str, Any], dict[str, Any]]
-ReadFn = Callable[[str], dict[str, Any]]
+ReadFn = Callable[..., dict[str, Any]]  # (url, *, section=None, offset=None)
 
 
 @dataclass

@@ -44,7 +44,9 @@ def _web_search(ctx: TaskContext, args: dict[str, Any]) -> dict[str, Any]:
 
 def _read_webpage(ctx: TaskContext, args: dict[str, Any]) -> dict[str, Any]:
     url = str(args["url"])
-    result = ctx.web.read(url)
+    # Only what the model asked for is passed, so a reader that takes a URL alone still works.
+    options = {key: args[key] for key in ("section", "offset") if args.get(key) not in (None, "")}
+    result = ctx.web.read(url, **options)
     if result.get("ok"):
         # A package page is fetched as index metadata; the page itself is the source to cite.
         ctx.add_source(url if result.get("package") else str(result.get("final_url") or url))

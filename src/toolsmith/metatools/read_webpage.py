@@ -6,6 +6,8 @@ named, not decoded. A package page on the index (``.../project/NAME/``) is read 
 the index's JSON metadata instead of its HTML, so the README arrives even where the page
 itself cannot be fetched. Every result is cut to a size limit, says when it was cut, and
 is marked as untrusted content: web text is data for the model, never instructions.
+Prose (HTML, Markdown, READMEs) is cleaned and cut by :mod:`page_text`: badges out,
+install and usage sections first, and the model can read on by section or offset.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import html as htmllib
 import re
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
@@ -21,7 +24,7 @@ import httpx
 from toolsmith.config import Settings
 from toolsmith.errors import ConfigError, PackageError
 from toolsmith.index import PackageIndex, ProjectInfo, normalize_name, pip_default_index
-from toolsmith.metatools import _http
+from toolsmith.metatools import _http, page_text
 
 DEFAULT_MAX_CHARS = 12000
 MAX_CHARS_LIMIT = 200_000
@@ -45,6 +48,14 @@ READ_WEBPAGE_SCHEMA: dict[str, Any] = {
                 "url": {
                     "type": "string",
                     "description": "An http:// or https:// URL, e.g. a project page or its docs.",
+                },
+                "section": {
+                    "type": "string",
+                    "description": "Read only the section whose title contains this, e.g. 'Usage'.",
+                },
+                "offset": {
+                    "type": "integer",
+                    "description": "Read the cleaned text in order from this character (a cut result names it).",
                 },
             },
             "required": ["url"],
@@ -84,20 +95,36 @@ def read_webpage(
     max_chars: Any = DEFAULT_MAX_CHARS,
     timeout_s: float = _http.DEFAULT_TIMEOUT_S,
     max_bytes: int = _http.DEFAULT_MAX_BYTES,
+    section: Any = None,
+    offset: Any = None,
 ) -> dict[str, Any]:
-    """Read ``url`` for the model; failures come back as ``{"ok": False, "error": ...}``."""
+    """Read ``url`` for the model; failures come back as ``{"ok": False, "error": ...}``.
+
+    ``section`` (a title fragment) or ``offset`` (a character of the cleaned text) read on
+    where an earlier, cut result stopped.
+    """
     shown = url if isinstance(url, str) else repr(url)
+    view = _View(_chars_limit(max_chars), _section(section), _offset(offset))
     try:
-        return _read(url, settings, client, _chars_limit(max_chars), timeout_s, max_bytes)
+        return _read(url, settings, client, view, timeout_s, max_bytes)
     except Exception as exc:  # the tool must answer, whatever a library did
         return _error(shown, f"Reading the page failed unexpectedly: {type(exc).__name__}: {exc}")
+
+
+@dataclass(frozen=True)
+class _View:
+    """Which part of the text the model asked for."""
+
+    max_chars: int
+    section: str | None = None
+    offset: int | None = None
 
 
 def _read(
     url: Any,
     settings: Settings,
     client: httpx.Client | None,
-    max_chars: int,
+    view: _View,
     timeout_s: float,
     max_bytes: int,
 ) -> dict[str, Any]:
@@ -114,7 +141,7 @@ def _read(
     try:
         page = _package_page(url, settings)
         if page is not None:
-            answer = _read_package(url, page, settings, client, timeout_s, max_chars)
+            answer = _read_package(url, page, settings, client, timeout_s, view)
             if answer is not None:
                 return answer
         fetched = _http.fetch(url, client=http, timeout_s=timeout_s, max_bytes=max_bytes)
@@ -123,7 +150,7 @@ def _read(
             http.close()
     if fetched.error:
         return _error(url, fetched.error, final_url=fetched.final_url or None)
-    return _render(fetched, max_chars, max_bytes)
+    return _render(fetched, view, max_bytes)
 
 
 # -- package pages -----------------------------------------------------------------------
@@ -160,7 +187,7 @@ def _read_package(
     settings: Settings,
     client: httpx.Client | None,
     timeout_s: float,
-    max_chars: int,
+    view: _View,
 ) -> dict[str, Any] | None:
     """The page built from JSON metadata; None to fall back to fetching the page itself."""
     name, version = page
@@ -193,7 +220,7 @@ def _read_package(
         "source": "package index JSON metadata",
         "package": info.to_dict(),
     }
-    return _finish(result, text, max_chars, notes)
+    return _finish(result, text, view, notes, prose=True)
 
 
 def _package_text(info: ProjectInfo) -> str:
@@ -221,7 +248,7 @@ def _package_text(info: ProjectInfo) -> str:
 # -- ordinary pages ----------------------------------------------------------------------
 
 
-def _render(fetched: _http.Fetched, max_chars: int, max_bytes: int) -> dict[str, Any]:
+def _render(fetched: _http.Fetched, view: _View, max_bytes: int) -> dict[str, Any]:
     kind = _classify(fetched.content_type, fetched.body)
     base = {
         "ok": True,
@@ -258,7 +285,7 @@ def _render(fetched: _http.Fetched, max_chars: int, max_bytes: int) -> dict[str,
         title = _title(text)
         text, extractor = _html_text(text)
     result = {**base, "title": title, "extractor": extractor}
-    return _finish(result, text, max_chars, notes, capped=fetched.capped)
+    return _finish(result, text, view, notes, capped=fetched.capped, prose=kind != "json")
 
 
 def _classify(content_type: str, body: bytes) -> str:
@@ -350,26 +377,28 @@ def strip_tags(page: str) -> str:
 def _finish(
     result: dict[str, Any],
     text: str,
-    max_chars: int,
+    view: _View,
     notes: list[str],
     *,
     capped: bool = False,
+    prose: bool = False,
 ) -> dict[str, Any]:
-    truncated = capped
-    if len(text) > max_chars:
-        notes.append(f"Cut to the first {max_chars} of {len(text)} characters.")
-        text = text[:max_chars]
-        truncated = True
+    if prose:
+        shaped = page_text.shape(text, view.max_chars, section=view.section, offset=view.offset)
+    else:  # JSON and the like: only a window, nothing rearranged
+        shaped = page_text.shape_window(text, view.max_chars, view.offset)
     if not text.strip():
         notes.append("The page has no readable text.")
     result.update(
         {
-            "text": text,
-            "truncated": truncated,
+            "text": shaped.text,
+            "truncated": capped or shaped.truncated,
             "untrusted": True,
-            "note": " ".join([UNTRUSTED_NOTE, *notes]),
+            "note": " ".join([UNTRUSTED_NOTE, *notes, *shaped.notes]),
         }
     )
+    if len(shaped.sections) > 1:
+        result["sections"] = shaped.sections[:60]
     return result
 
 
@@ -378,6 +407,19 @@ def _error(url: str, error: str, *, final_url: str | None = None) -> dict[str, A
     if final_url and final_url != url:
         result["final_url"] = final_url
     return result
+
+
+def _section(value: Any) -> str | None:
+    return value.strip()[:200] or None if isinstance(value, str) else None
+
+
+def _offset(value: Any) -> int | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return max(int(float(value)), 0)
+    except (TypeError, ValueError, OverflowError):
+        return None
 
 
 def _chars_limit(value: Any) -> int:
