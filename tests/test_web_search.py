@@ -13,6 +13,7 @@ import pytest
 from helpers_http import LocalServer, Reply, Request
 from toolsmith.config import Settings
 from toolsmith.index import PackageIndex
+from toolsmith.metatools import package_search as ps
 from toolsmith.metatools import web_search as ws
 from toolsmith.metatools.read_webpage import read_webpage
 from toolsmith.metatools.web_search import (
@@ -367,7 +368,8 @@ def test_pypi_backend_prefers_real_packages_over_stubs_and_plugins(
     names = [r["package"] for r in result["results"]]
     assert names[0] == "python-slugify"
     assert "types-python-slugify" not in names
-    assert names.index("slugify-junk") > names.index("python-slugify")  # no summary
+    if "slugify-junk" in names:  # no summary: ranked below, when it makes the list at all
+        assert names.index("slugify-junk") > names.index("python-slugify")
     if "django-slugify-field" in names:
         assert names.index("django-slugify-field") > names.index("python-slugify")
 
@@ -422,11 +424,11 @@ def test_pypi_backend_needs_content_words(index_settings: Settings) -> None:
 
 
 def test_query_terms_drop_stop_words_and_plurals() -> None:
-    terms = ws.query_terms("Python library to get the sizes of files, humanized")
+    terms = ps.query_terms("Python library to get the sizes of files, humanized")
     assert [t.word for t in terms if not t.joined] == ["sizes", "files", "humanized"]
     assert "size" in terms[0].forms and terms[0].stem == "size"
-    assert "tz" in ws.query_terms("timezone")[0].forms
-    assert any(t.word == "qrcode" for t in ws.query_terms("qr code"))
+    assert "tz" in ps.query_terms("timezone")[0].forms
+    assert any(t.word == "qrcode" for t in ps.query_terms("qr code"))
 
 
 # -- the real index ----------------------------------------------------------------------

@@ -2,33 +2,27 @@
 
 Three backends, tried in the configured order until one returns results: the DDGS
 metasearch (DuckDuckGo first, no key), a SearXNG instance's JSON API (only when one is
-configured) and the package index itself, which needs nothing but the index: it scores
-the index's full project listing against the query words, boosts widely used projects
-(the shipped popularity list) and re-ranks the best candidates by their metadata
-summaries. Rate limits are retried briefly; every failure is recorded in ``tried`` and
+configured) and the package index itself (:mod:`package_search`), which needs nothing
+but the index. Rate limits are retried briefly; every failure is recorded in ``tried`` and
 the tool never raises for a backend's sake.
 """
 
 from __future__ import annotations
 
-import itertools
-import json
 import math
-import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from functools import lru_cache
-from importlib import resources
-from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import httpx
 
 from toolsmith.config import Settings
-from toolsmith.errors import SearchBackendError, ToolsmithError
-from toolsmith.index import LISTING_TTL_S, PackageIndex, ProjectInfo, normalize_name
+from toolsmith.errors import SearchBackendError
 from toolsmith.metatools import _http
+from toolsmith.metatools.package_search import PackageIndexBackend
+from toolsmith.metatools.search_backend import SearchBackend, SearchResult
+
+__all__ = ["PackageIndexBackend", "SearchBackend", "SearchBackendError", "SearchResult", "web_search"]
 
 DEFAULT_RESULTS = 6
 MAX_RESULTS = 20
@@ -62,39 +56,6 @@ WEB_SEARCH_SCHEMA: dict[str, Any] = {
     },
 }
 SCHEMA = WEB_SEARCH_SCHEMA
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    """One hit. Package-index hits also carry the package's own metadata."""
-
-    title: str
-    url: str
-    snippet: str = ""
-    package: str | None = None
-    version: str | None = None
-    summary: str | None = None
-    project_urls: dict[str, str] | None = None
-    popularity_rank: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"title": self.title, "url": self.url, "snippet": self.snippet}
-        extras = {
-            "package": self.package,
-            "version": self.version,
-            "summary": self.summary,
-            "project_urls": self.project_urls,
-            "popularity_rank": self.popularity_rank,
-        }
-        data.update({k: v for k, v in extras.items() if v is not None})
-        return data
-
-
-@runtime_checkable
-class SearchBackend(Protocol):
-    name: str
-
-    def search(self, query: str, n: int) -> list[SearchResult]: ...
 
 
 # -- the tool ----------------------------------------------------------------------------
@@ -286,296 +247,3 @@ class SearxngBackend:
                 title = str(row.get("title") or row["url"])
                 results.append(SearchResult(title, str(row["url"]), str(row.get("content") or "")))
         return results[:n]
-
-
-# -- the package index -------------------------------------------------------------------
-
-_STOP_TEXT = """a about after all also an and any api apis app are as at based be best between by
-can compute calculate do does easy et fast find for free from function get good how i in into
-is it its key library libraries lib like me module modules my need no of on one or package packages
-pip py pypi python python3 simple so some than that the them then this to tool tools two use used
-using want way what which with without work"""
-_STOP_WORDS = frozenset(_STOP_TEXT.split())
-# Name tokens that say nothing about what a project does.
-_GENERIC_TOKENS = frozenset({"python", "py", "py3", "python3", "lib", "pypi"})
-# Name tokens of projects that are never what a capability search wants (type stubs).
-_STUB_TOKENS = frozenset({"types", "stubs"})
-# Plug-ins for a framework are rarely what a plain capability search wants.
-_ECOSYSTEM_TOKENS = frozenset(
-    {"django", "flask", "pytest", "sphinx", "mkdocs", "jupyterlab", "airflow", "odoo", "plone"}
-    | {"ckanext", "llama", "langchain", "mcp", "pulumi", "streamlit", "wagtail", "fastapi"}
-)
-# Well-known short names that project names use for a concept.
-_ALIASES: dict[str, tuple[str, ...]] = {
-    "timezone": ("tz", "zoneinfo"),
-    "image": ("img",),
-    "configuration": ("config", "conf"),
-    "statistics": ("stats",),
-    "regex": ("re",),
-    "markdown": ("md",),
-    "spreadsheet": ("xlsx", "excel"),
-    "excel": ("xlsx", "xls", "openpyxl"),
-    "yaml": ("yml",),
-}
-METADATA_BUDGET_S = 8.0
-METADATA_TTL_S = 24 * 3600.0
-_LISTINGS: dict[str, tuple[float, list[str]]] = {}
-
-
-@dataclass(frozen=True)
-class _Term:
-    word: str
-    forms: frozenset[str]  # whole-token spellings: the word, its singular, known aliases
-    stem: str  # matched inside longer tokens too
-    weight: float = 1.0
-    joined: bool = False  # two query words written as one ("qr code" -> "qrcode")
-
-
-@dataclass
-class _Candidate:
-    name: str
-    score: float
-    rank: int | None = None
-    info: ProjectInfo | None = field(default=None, repr=False)
-
-
-def query_terms(query: str) -> list[_Term]:
-    """The query's content words, each with its plural-free forms and a matching stem."""
-    terms: list[_Term] = []
-    seen: set[str] = set()
-    words = [w for w in re.findall(r"[a-z0-9]+", query.lower()) if w not in _STOP_WORDS]
-    for word in words:
-        if len(word) < 2 or word in seen:
-            continue
-        seen.add(word)
-        forms = {word, _singular(word)}
-        stem = min(forms, key=len)
-        if stem.endswith("ing") and len(stem) > 5:
-            stem = stem[:-3]
-        for form in list(forms):
-            forms.update(_ALIASES.get(form, ()))
-        terms.append(_Term(word, frozenset(forms), stem))
-    for first, second in itertools.pairwise(words):
-        joined = first + _singular(second)
-        if len(joined) >= 5 and joined not in seen:
-            seen.add(joined)
-            forms = {joined, first + second, *_ALIASES.get(joined, ())}
-            terms.append(_Term(joined, frozenset(forms), joined, joined=True))
-    return terms
-
-
-def _singular(word: str) -> str:
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
-        return word[:-1]
-    return word
-
-
-@lru_cache(maxsize=1)
-def popular_ranks() -> dict[str, int]:
-    """Download rank of the most used projects, from the list shipped with toolsmith."""
-    text = (resources.files("toolsmith") / "data" / "popular-packages.tsv").read_text("utf-8")
-    ranks: dict[str, int] = {}
-    for line in text.splitlines():
-        rank, _, name = line.partition("\t")
-        if rank.isdigit() and name.strip():
-            ranks.setdefault(normalize_name(name.strip()), int(rank))
-    return ranks
-
-
-def _fast_normal(name: str) -> str:
-    key = name.lower().replace("_", "-").replace(".", "-")
-    return normalize_name(key) if "--" in key else key
-
-
-class PackageIndexBackend:
-    """Candidate Python packages for a query, from the package index alone."""
-
-    name = "pypi"
-
-    def __init__(self, settings: Settings, *, index: PackageIndex | None = None) -> None:
-        self.settings = settings
-        self.index = index or PackageIndex(settings.index_url, cache_dir=settings.cache_dir, timeout_s=8.0)
-        self.listing_error: str | None = None
-
-    def search(self, query: str, n: int) -> list[SearchResult]:
-        terms = query_terms(query)
-        if not terms:
-            raise SearchBackendError("the query has no content words left after stop words")
-        weighted, matching = _match(terms, self._names())
-        pool = _name_candidates(weighted, matching, popular_ranks())
-        shortlist = pool[: min(max(2 * n, 8), 24)]
-        described = self._describe_all(shortlist)
-        for cand in described:
-            cand.score += _summary_score(weighted, cand)
-        described.sort(key=lambda c: (-c.score, c.name))
-        return [self._result(c) for c in described[:n]]
-
-    def _names(self) -> list[str]:
-        """The normalised listing (kept in memory per index); the popular list if it fails."""
-        key = self.index.simple_url
-        cached = _LISTINGS.get(key)
-        if cached and time.time() - cached[0] < LISTING_TTL_S:
-            return cached[1]
-        try:
-            raw = self.index.project_names()
-        except (httpx.HTTPError, OSError, ValueError) as exc:
-            self.listing_error = f"{type(exc).__name__}: {exc}"
-            return sorted(popular_ranks())
-        names = sorted({_fast_normal(n) for n in raw})
-        _LISTINGS[key] = (time.time(), names)
-        return names
-
-    def _describe_all(self, shortlist: list[_Candidate]) -> list[_Candidate]:
-        cache = _MetadataCache(self.index, self.settings.cache_dir)
-        deadline = time.monotonic() + METADATA_BUDGET_S
-        described: list[_Candidate] = []
-        errors: list[str] = []
-        for cand in shortlist:
-            if time.monotonic() > deadline:
-                break
-            try:
-                cand.info = cache.get(cand.name)
-            except (httpx.HTTPError, ToolsmithError, ValueError) as exc:
-                errors.append(f"{cand.name}: {type(exc).__name__}: {exc}")
-                continue
-            if cand.info is not None:
-                described.append(cand)
-        if not described and errors:
-            raise SearchBackendError("package metadata unavailable: " + "; ".join(errors[:3]))
-        return described
-
-    def _result(self, cand: _Candidate) -> SearchResult:
-        info = cand.info
-        assert info is not None
-        urls = dict(info.project_urls)
-        if info.home_page and info.home_page not in urls.values():
-            urls["Home page"] = info.home_page
-        return SearchResult(
-            title=f"{info.name} {info.version}".strip(),
-            url=self.index.project_page_url(info.name),
-            snippet=info.summary,
-            package=info.name,
-            version=info.version,
-            summary=info.summary,
-            project_urls=urls,
-            popularity_rank=cand.rank,
-        )
-
-
-def _match(terms: list[_Term], names: list[str]) -> tuple[list[_Term], set[str]]:
-    """Names matching any term, and each term weighted by how rare it is among names."""
-    total = len(names) + 1
-    weighted: list[_Term] = []
-    pool: set[str] = set()
-    for term in terms:
-        stem = term.stem
-        hits = [name for name in names if stem in name] if len(stem) >= 3 else []
-        short = sorted(f for f in term.forms if len(f) < 3 or stem not in f)
-        if short:  # short words and aliases (qr, tz) only match whole name tokens
-            alts = "|".join(re.escape(f) for f in short)
-            token = re.compile(rf"(?:^|-)(?:py)?(?:{alts})(?:-|$)")
-            hits.extend(name for name in names if token.search(name))
-        pool.update(hits)
-        weight = math.log(total / (len(hits) + 1))
-        weighted.append(_Term(term.word, term.forms, term.stem, max(weight, 0.5), term.joined))
-    return weighted, pool
-
-
-def _name_candidates(terms: list[_Term], pool: set[str], ranks: dict[str, int]) -> list[_Candidate]:
-    candidates: list[_Candidate] = []
-    for name in pool:
-        match = _name_score(name, terms)
-        if match > 0:  # popularity ranks matches; it never makes one
-            rank = ranks.get(name)
-            candidates.append(_Candidate(name, match + _popularity(rank), rank))
-    candidates.sort(key=lambda c: (-c.score, c.name))
-    return candidates
-
-
-def _name_score(name: str, terms: list[_Term]) -> float:
-    tokens = name.split("-")
-    score = 0.0
-    matched: set[int] = set()
-    for term in terms:
-        best, where = 0.0, -1
-        for i, token in enumerate(tokens):
-            strength = _token_match(token, term)
-            if strength > best:
-                best, where = strength, i
-        if best:
-            score += best * term.weight
-            matched.add(where)
-    if not matched:
-        return 0.0
-    if _STUB_TOKENS & set(tokens):
-        return 0.0
-    core = [t for t in tokens if t not in _GENERIC_TOKENS]
-    unmatched = [t for i, t in enumerate(tokens) if i not in matched and t not in _GENERIC_TOKENS]
-    score -= 2.0 * len(unmatched)
-    if _ECOSYSTEM_TOKENS & set(unmatched):
-        score -= 5.0
-    if len(core) == 1 and any(core[0] in t.forms or core[0] == "py" + t.stem for t in terms):
-        score += 2.0  # the project is named exactly for the capability
-    return score
-
-
-def _token_match(token: str, term: _Term) -> float:
-    if token in term.forms or (token.startswith("py") and token[2:] in term.forms):
-        return 1.0
-    if len(term.stem) < 3:
-        return 0.0
-    if token.startswith(term.stem) or token.endswith(term.stem):
-        return 0.6
-    return 0.35 if term.stem in token else 0.0
-
-
-def _popularity(rank: int | None) -> float:
-    if rank is None:
-        return 0.0
-    # Widely used projects are far likelier to be maintained and what the agent wants.
-    return 5.0 + 10.0 * max(0.0, 1.0 - math.log(rank) / math.log(20000))
-
-
-def _summary_score(terms: list[_Term], cand: _Candidate) -> float:
-    info = cand.info
-    if info is None or not info.summary.strip():
-        return -3.0
-    text = f"{info.summary} {info.keywords}".lower()
-    words = set(re.findall(r"[a-z0-9]+", text))
-    plain = [t for t in terms if not t.joined]
-    total = sum(t.weight for t in plain)
-    hit = 0.0
-    for term in plain:
-        if term.forms & words or any(w.startswith(term.stem) for w in words if len(term.stem) >= 3):
-            hit += term.weight
-    return 10.0 * hit / total if total else 0.0
-
-
-class _MetadataCache:
-    """Per-project metadata (without the README) cached on disk for a day."""
-
-    def __init__(self, index: PackageIndex, cache_dir: Path | None) -> None:
-        self.index = index
-        slug = re.sub(r"[^A-Za-z0-9]+", "_", index.simple_url).strip("_")[-80:]
-        self.folder = cache_dir / "index-metadata" / slug if cache_dir else None
-
-    def get(self, name: str) -> ProjectInfo | None:
-        path = self.folder / f"{normalize_name(name)}.json" if self.folder else None
-        if path and path.exists() and time.time() - path.stat().st_mtime < METADATA_TTL_S:
-            try:
-                data = json.loads(path.read_text("utf-8"))
-                return ProjectInfo(**data["info"]) if data["info"] else None
-            except (OSError, ValueError, KeyError, TypeError):
-                pass  # a damaged entry is simply fetched again
-        info = self.index.info(name)
-        if path:
-            slim = None
-            if info is not None:
-                slim = {**info.to_dict(), "description_content_type": info.description_content_type}
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".tmp{id(self)}")
-            tmp.write_text(json.dumps({"info": slim}), "utf-8")
-            tmp.replace(path)
-        return info
