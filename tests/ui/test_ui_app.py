@@ -244,3 +244,41 @@ def test_long_values_are_cut_on_the_page() -> None:
     text = pretty({"text": "x" * (PRETTY_LIMIT * 2)})
     assert len(text) < PRETTY_LIMIT + 100 and "more characters in the trajectory file" in text
     assert pretty({"a": 1}) == '{\n  "a": 1\n}'
+
+
+def test_run_its_test_from_the_tool_page(built: Settings, authed: TestClient) -> None:
+    page = authed.get("/tools/word_count/1").text
+    assert 'action="/tools/word_count/1/test"' in page
+    assert authed.post("/tools/word_count/1/test").status_code == 403  # no CSRF field
+    with ToolLibrary.open(built) as library:
+        before = library.get("word_count", 1).stats.calls
+    response = authed.post("/tools/word_count/1/test", data={"csrf": _csrf(page)})
+    assert response.status_code == 303 and response.headers["location"] == "/tools/word_count/1?checked=pass#tests"
+    assert "Its test passed just now." in authed.get("/tools/word_count/1?checked=pass").text
+    with ToolLibrary.open(built) as library:
+        after = library.get("word_count", 1)
+    assert after.stats.calls == before + 1 and after.status is Status.PENDING  # a check changes no status
+
+
+def test_quarantined_versions_are_listed_for_re_admission(built: Settings, authed: TestClient) -> None:
+    with ToolLibrary.open(built) as library:
+        library.add(
+            ToolSpec(
+                name="flaky",
+                description="Often fails.",
+                parameters={},
+                code="def run() -> dict:\n    return {'x': 1}\n",
+            ),
+            provenance=Provenance(task="t"),
+            gate={"ok": True},
+        )
+        library.set_status(
+            "flaky", 1, Status.QUARANTINED, reason="3 failures in a row", actor="agent:x", action="quarantine"
+        )
+    page = authed.get("/review").text
+    assert 'id="quarantined"' in page and "3 failures in a row" in page
+    data = {"action": "approve", "reason": "upstream fixed", "csrf": _csrf(page), "next": "/review"}
+    assert authed.post("/review/flaky/1", data=data).status_code == 303
+    with ToolLibrary.open(built) as library:
+        assert library.get("flaky", 1).status is Status.ACTIVE
+    assert "flaky@1" not in authed.get("/review").text

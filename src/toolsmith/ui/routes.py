@@ -1,14 +1,17 @@
 """The pages and the one state-changing action, as Starlette endpoints.
 
 GET endpoints are plain functions (Starlette runs them in a worker thread, since the
-library calls block). The review action is the only write: a POST whose reason is
-required and whose decision goes through :func:`toolsmith.review.decide` with the
-person running the server as the actor, exactly as ``toolsmith tools approve`` does.
+library calls block). Two POSTs change things, both CSRF-checked: a review decision,
+whose reason is required and which goes through :func:`toolsmith.review.decide` with
+the person running the server as the actor, exactly as ``toolsmith tools approve``
+does; and a test run, :func:`toolsmith.review.health_check` as ``toolsmith tools test``
+runs it (recorded as a call; it never quarantines).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +27,9 @@ from starlette.templating import Jinja2Templates
 from toolsmith import review as rv
 from toolsmith.config import Settings
 from toolsmith.errors import ReviewError, ToolNotFoundError
-from toolsmith.library import Status, ToolLibrary, user_actor
+from toolsmith.library import Status, ToolLibrary, ToolVersion, user_actor
+from toolsmith.sandbox import Sandbox
+from toolsmith.sandbox.core import ToolRunner
 from toolsmith.ui import auth, views
 from toolsmith.ui.runs import RunStore
 
@@ -41,6 +46,14 @@ class UiState:
     runs: RunStore
     guard: auth.Guard
     templates: Jinja2Templates
+    sandbox: ToolRunner | None = None  # made on the first test run
+    # One test run at a time: each starts a sandboxed process, and a page need not race another.
+    test_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def runner(self) -> ToolRunner:
+        if self.sandbox is None:
+            self.sandbox = Sandbox(self.settings)
+        return self.sandbox
 
 
 def _state(request: Request) -> UiState:
@@ -76,13 +89,15 @@ def tool_page(request: Request) -> Response:
     name = request.path_params["name"]
     version = request.path_params.get("version")
     view = views.tool_view(state.library, name, version, state.runs.all())
-    return render(request, "tool.html", {"view": view, "tool": view.tool})
+    checked = request.query_params.get("checked", "")
+    return render(request, "tool.html", {"view": view, "tool": view.tool, "checked": checked})
 
 
 def review_page(request: Request) -> Response:
     state = _state(request)
     pending = views.review_queue(state.library)
-    return render(request, "review.html", {"queue": pending})
+    quarantined = state.library.with_status(Status.QUARANTINED)
+    return render(request, "review.html", {"queue": pending, "quarantined": quarantined})
 
 
 def runs_page(request: Request) -> Response:
@@ -164,6 +179,23 @@ async def review_action(request: Request) -> Response:
     return RedirectResponse(back, status_code=303)
 
 
+async def test_action(request: Request) -> Response:
+    """Re-run a version's stored test arguments in the sandbox, as ``toolsmith tools test`` does."""
+    form = await request.form()
+    _require_csrf(request, form)
+    name, version = request.path_params["name"], request.path_params["version"]
+    state = _state(request)
+    tool = await run_in_threadpool(state.library.get, name, version)
+    check = await run_in_threadpool(_run_test, state, tool)
+    verdict = "pass" if check.ok else ("machine" if check.note else "fail")
+    return RedirectResponse(f"/tools/{name}/{version}?checked={verdict}#tests", status_code=303)
+
+
+def _run_test(state: UiState, tool: ToolVersion) -> rv.HealthCheck:
+    with state.test_lock:
+        return rv.health_check(tool, library=state.library, runner=state.runner(), actor=user_actor())
+
+
 def _review_refused(request: Request, name: str, version: int, message: str, status: int) -> Response:
     context = {"title": "Not done", "message": message, "link": f"/tools/{name}/{version}"}
     return render(request, "error.html", context, status_code=status)
@@ -196,6 +228,7 @@ ROUTES = [
     Route("/tools/{name}/{version:int}", tool_page),
     Route("/review", review_page),
     Route("/review/{name}/{version:int}", review_action, methods=["POST"]),
+    Route("/tools/{name}/{version:int}/test", test_action, methods=["POST"]),
     Route("/runs", runs_page),
     Route("/runs/{run_id}", run_page),
     Route("/overview", overview_page),
