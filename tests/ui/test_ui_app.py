@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
@@ -11,8 +12,8 @@ from ui_library import BASE, TOKEN
 
 from toolsmith.cli import app as cli_app
 from toolsmith.config import Settings
-from toolsmith.errors import ConfigError
-from toolsmith.library import Provenance, Requirement, Status, ToolLibrary, ToolSpec, user_actor
+from toolsmith.errors import ConfigError, CorruptLibraryError
+from toolsmith.library import Provenance, Requirement, Status, ToolLibrary, ToolSpec, ToolVersion, user_actor
 from toolsmith.ui import check_host, create_app
 from toolsmith.ui.auth import COOKIE, is_loopback
 from toolsmith.ui.views import PRETTY_LIMIT, pretty
@@ -282,3 +283,21 @@ def test_quarantined_versions_are_listed_for_re_admission(built: Settings, authe
     with ToolLibrary.open(built) as library:
         assert library.get("flaky", 1).status is Status.ACTIVE
     assert "flaky@1" not in authed.get("/review").text
+
+
+def test_a_damaged_library_is_a_clear_error_at_start_and_mid_request(tmp_path: Path, built: Settings) -> None:
+    home = tmp_path / "bad"
+    home.mkdir()
+    (home / "library.db").write_text("garbage")
+    result = CliRunner().invoke(cli_app, ["ui", "--port", "0"], env={"TOOLSMITH_HOME": str(home)})
+    assert result.exit_code == 2 and "not a usable toolsmith library" in result.output
+
+    class Broken(ToolLibrary):
+        def list_tools(self, *, include_retired: bool = False) -> list[ToolVersion]:
+            raise CorruptLibraryError(home / "library.db", "a stored record is damaged")
+
+    library = Broken.open(built)
+    with TestClient(create_app(built, TOKEN, library=library), base_url=BASE) as client:
+        response = client.get("/", headers={"authorization": f"Bearer {TOKEN}"})
+    library.close()
+    assert response.status_code == 503 and "a stored record is damaged" in response.text

@@ -23,7 +23,7 @@ from starlette.templating import Jinja2Templates
 
 from toolsmith import review
 from toolsmith.config import Settings
-from toolsmith.errors import ConfigError, ToolNotFoundError
+from toolsmith.errors import ConfigError, ToolNotFoundError, ToolsmithError
 from toolsmith.library import ToolLibrary
 from toolsmith.ui import auth, routes, views
 from toolsmith.ui.runs import RunStore
@@ -90,7 +90,11 @@ def create_app(
     app = Starlette(
         routes=routes.ROUTES,
         middleware=middleware,
-        exception_handlers={ToolNotFoundError: routes.not_found, HTTPException: routes.http_error},
+        exception_handlers={
+            ToolNotFoundError: routes.not_found,
+            ToolsmithError: routes.toolsmith_error,
+            HTTPException: routes.http_error,
+        },
         lifespan=lifespan,
     )
     app.state.ui = state

@@ -26,7 +26,7 @@ from starlette.templating import Jinja2Templates
 
 from toolsmith import review as rv
 from toolsmith.config import Settings
-from toolsmith.errors import ReviewError, ToolNotFoundError
+from toolsmith.errors import LibraryError, ReviewError, ToolNotFoundError
 from toolsmith.library import Status, ToolLibrary, ToolVersion, user_actor
 from toolsmith.sandbox import Sandbox
 from toolsmith.sandbox.core import ToolRunner
@@ -212,6 +212,12 @@ def _require_csrf(request: Request, form: FormData) -> None:
 def not_found(request: Request, exc: Exception) -> Response:
     message = str(exc) if isinstance(exc, ToolNotFoundError) else getattr(exc, "detail", "Not found.")
     return render(request, "error.html", {"title": "Not found", "message": message, "link": "/"}, 404)
+
+
+def toolsmith_error(request: Request, exc: Exception) -> Response:
+    """A library or sandbox failure mid-request: say what failed, as the CLI would (503)."""
+    title = "The library could not be used" if isinstance(exc, LibraryError) else "toolsmith could not do that"
+    return render(request, "error.html", {"title": title, "message": str(exc), "link": "/"}, 503)
 
 
 def http_error(request: Request, exc: Exception) -> Response:
