@@ -27,7 +27,7 @@ from toolsmith.model import ModelReply
 from toolsmith.model.client import ChatModel
 from toolsmith.offline import TASKS, evolve_policy, no_web, reuse_policy
 from toolsmith.providers import ProviderConfig
-from toolsmith.sandbox import Sandbox
+from toolsmith.runtime import Sandbox
 from toolsmith.testing import ScriptedModel, ScriptedServer
 from toolsmith.trajectory import TaskResult
 

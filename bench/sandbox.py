@@ -26,9 +26,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from toolsmith.config import Settings
-from toolsmith.sandbox import PackageEnv, Sandbox, cgroups
+from toolsmith.packages.env import PackageEnv, find_uv
+from toolsmith.runtime import Sandbox
+from toolsmith.sandbox import cgroups
 from toolsmith.sandbox.bwrap import BwrapBackend, probe
-from toolsmith.sandbox.env import find_uv
 from toolsmith.sandbox.process import ProcessBackend
 
 TOOL = "def run(x):\n    return x + 1\n"

@@ -15,7 +15,7 @@ from toolsmith.events import Event
 from toolsmith.library import ToolLibrary
 from toolsmith.model.client import ChatModel
 from toolsmith.providers import ProviderConfig
-from toolsmith.sandbox import Sandbox
+from toolsmith.runtime import Sandbox
 from toolsmith.testing import ScriptedModel, ScriptedServer, final, last_tool_result, reply, tool_call
 
 DAYS_CODE = """\

@@ -30,7 +30,7 @@ from typer.testing import CliRunner
 from toolsmith.cli import tools as cli
 from toolsmith.config import Settings
 from toolsmith.library import Provenance, ToolLibrary, ToolSpec
-from toolsmith.sandbox import Sandbox
+from toolsmith.runtime import Sandbox
 from toolsmith.sandbox import bwrap as bwrap_module
 from toolsmith.toolcall import call_stored_tool
 

@@ -10,7 +10,7 @@ import pytest
 from toolsmith.config import Settings
 from toolsmith.gate import Gate
 from toolsmith.library.models import ToolSpec
-from toolsmith.sandbox import Sandbox
+from toolsmith.runtime import Sandbox
 from toolsmith.schema import normalize_parameters
 
 GOOD_CODE = """\

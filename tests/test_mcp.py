@@ -38,7 +38,7 @@ from toolsmith.config import Settings
 from toolsmith.gate import Gate
 from toolsmith.library import Provenance, Status, ToolLibrary, ToolSpec
 from toolsmith.mcp_server import LibraryTools, ListChangeWatcher
-from toolsmith.sandbox import Sandbox
+from toolsmith.runtime import Sandbox
 
 DAYS_CODE = '''\
 """Days between two ISO dates, with Python's datetime."""

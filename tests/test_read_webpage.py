@@ -12,9 +12,9 @@ import pytest
 
 from helpers_http import LocalServer
 from toolsmith.config import Settings
-from toolsmith.index import PackageIndex
 from toolsmith.metatools import read_webpage as rw
 from toolsmith.metatools.read_webpage import READ_WEBPAGE_SCHEMA, UNTRUSTED_NOTE, read_webpage
+from toolsmith.packages.index import PackageIndex
 
 DOC_PAGE = """<!doctype html><html><head><title>Widget &amp; Co docs</title>
 <script>window.secret = "SCRIPT-CONTENT";</script><style>.x{color:red}</style></head>

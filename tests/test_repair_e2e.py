@@ -19,7 +19,7 @@ from helpers_http import LocalServer, Reply, Request
 from toolsmith.agent import Agent
 from toolsmith.library import Status, ToolLibrary
 from toolsmith.offline import no_web
-from toolsmith.sandbox import Sandbox
+from toolsmith.runtime import Sandbox
 from toolsmith.testing import ScriptedModel, final, last_tool_result, reply, tool_call
 
 V1 = """\

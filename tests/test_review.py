@@ -12,7 +12,8 @@ import pytest
 from toolsmith import review as rv
 from toolsmith.errors import InstallError, ReviewError, ToolNotFoundError
 from toolsmith.library import Provenance, Requirement, Status, ToolLibrary, ToolSpec
-from toolsmith.sandbox import FailureKind, SyncReport, ToolCallResult
+from toolsmith.packages.env import SyncReport
+from toolsmith.sandbox import FailureKind, ToolCallResult
 
 CODE = "def run(text):\n    return {'upper': text.upper()}\n"
 SPEC = ToolSpec(

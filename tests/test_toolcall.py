@@ -18,7 +18,8 @@ from agent_helpers import DAYS_CODE, DAYS_PARAMS, evolve_script, make_settings, 
 from toolsmith.context import WebAccess
 from toolsmith.gate import Gate
 from toolsmith.library import Provenance, Requirement, Status, ToolLibrary, ToolSpec
-from toolsmith.sandbox import Blame, FailureKind, Sandbox, ToolCallResult
+from toolsmith.runtime import Sandbox
+from toolsmith.sandbox import Blame, FailureKind, ToolCallResult
 from toolsmith.sandbox.bwrap import BwrapBackend
 from toolsmith.testing import final, reply, tool_call
 from toolsmith.toolcall import call_stored_tool, prepare_arguments

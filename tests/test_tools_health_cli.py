@@ -18,7 +18,8 @@ from toolsmith.cli import tools as cli
 from toolsmith.config import Settings
 from toolsmith.errors import InstallError
 from toolsmith.library import Provenance, Requirement, Status, ToolLibrary, ToolSpec
-from toolsmith.sandbox import Sandbox, SyncReport
+from toolsmith.packages.env import SyncReport
+from toolsmith.runtime import Sandbox
 from toolsmith.sandbox.bwrap import BwrapBackend
 
 GOOD = ToolSpec(
@@ -252,7 +253,7 @@ def test_sync_with_nothing_pinned(home: Path, tmp_path: Path, monkeypatch: pytes
 @pytest.mark.network
 def test_fresh_machine_sync_then_test(home: Path) -> None:
     """A library moved to a machine with an empty package environment: sync, then test."""
-    from toolsmith.sandbox import PackageEnv
+    from toolsmith.packages.env import PackageEnv
 
     settings = Settings.load()
     sha = PackageEnv(settings).file_hash("humanize", "4.9.0")

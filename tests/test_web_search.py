@@ -12,7 +12,6 @@ import pytest
 
 from helpers_http import LocalServer, Reply, Request
 from toolsmith.config import Settings
-from toolsmith.index import PackageIndex
 from toolsmith.metatools import package_search as ps
 from toolsmith.metatools import web_search as ws
 from toolsmith.metatools.read_webpage import read_webpage
@@ -24,6 +23,7 @@ from toolsmith.metatools.web_search import (
     clamp_results,
     web_search,
 )
+from toolsmith.packages.index import PackageIndex
 
 # -- fake backends -----------------------------------------------------------------------
 

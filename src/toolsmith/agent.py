@@ -38,7 +38,7 @@ from toolsmith.library import ToolLibrary
 from toolsmith.model import Model, ModelReply, Usage
 from toolsmith.redaction import encodable
 from toolsmith.replies import normalise_reply, strip_thinking
-from toolsmith.sandbox import Sandbox
+from toolsmith.runtime import Sandbox
 from toolsmith.toolbox import Toolbox
 from toolsmith.trajectory import TaskResult
 

@@ -20,7 +20,7 @@ from typing import Any
 import platformdirs
 
 from toolsmith.errors import ConfigError
-from toolsmith.sandbox.limits import Limits
+from toolsmith.limits import Limits
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -19,8 +19,8 @@ from toolsmith.config import Settings
 from toolsmith.events import Event, EventSink, null_sink
 from toolsmith.gate import Gate
 from toolsmith.library import ToolLibrary, ToolVersion
-from toolsmith.library.models import Requirement
-from toolsmith.sandbox import Sandbox
+from toolsmith.packages.requirement import Requirement
+from toolsmith.runtime import Sandbox
 
 SearchFn = Callable[[str, Any], dict[str, Any]]
 ReadFn = Callable[..., dict[str, Any]]  # (url, *, section=None, offset=None)

@@ -30,7 +30,7 @@ from toolsmith.antimock import find_mock_data
 from toolsmith.generality import find_hardcoded_test_values
 from toolsmith.library.models import ToolSpec
 from toolsmith.metatools import META_TOOL_NAMES
-from toolsmith.sandbox.core import ToolRunner
+from toolsmith.runtime import ToolRunner
 from toolsmith.sandbox.result import Blame, FailureKind
 from toolsmith.schema import argument_problems, normalize_parameters
 from toolsmith.toolcall import trial_run

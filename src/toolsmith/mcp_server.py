@@ -46,7 +46,8 @@ from toolsmith.errors import ConfigError, LibraryError, SandboxUnavailableError,
 from toolsmith.library import Status, ToolLibrary, ToolVersion
 from toolsmith.mcp_auth import HttpAuth, StaticTokenVerifier, auth_settings, resolve_auth
 from toolsmith.providers import ProviderConfig
-from toolsmith.sandbox import FailureKind, Sandbox
+from toolsmith.runtime import Sandbox
+from toolsmith.sandbox import FailureKind
 from toolsmith.schema import argument_problems
 from toolsmith.toolcall import call_stored_tool
 

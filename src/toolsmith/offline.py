@@ -29,7 +29,7 @@ from toolsmith.context import WebAccess
 from toolsmith.events import EventSink, null_sink
 from toolsmith.library import ToolLibrary
 from toolsmith.model import ModelReply
-from toolsmith.sandbox import Sandbox
+from toolsmith.runtime import Sandbox
 from toolsmith.testing import ScriptedModel, final, last_tool_result, reply, tool_call
 from toolsmith.trajectory import TaskResult
 

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolsmith.errors import PackageError, ReviewError, ToolNotFoundError
-from toolsmith.index import normalize_name
 from toolsmith.library import Requirement, Status, ToolLibrary, ToolVersion
-from toolsmith.sandbox.core import ToolRunner
-from toolsmith.sandbox.env import SyncReport
+from toolsmith.packages.env import SyncReport
+from toolsmith.packages.index import normalize_name
+from toolsmith.runtime import ToolRunner
 from toolsmith.sandbox.result import Blame, FailureKind
 from toolsmith.toolcall import call_stored_tool
 

@@ -33,7 +33,7 @@ from toolsmith.model.retry import RetryPolicy
 from toolsmith.model.stream import StreamProgress
 from toolsmith.providers import ProviderConfig, resolve_provider
 from toolsmith.redaction import Redactor
-from toolsmith.sandbox import Sandbox
+from toolsmith.runtime import Sandbox
 from toolsmith.trajectory import TaskResult, TrajectoryWriter, reuse_held
 
 

@@ -25,7 +25,8 @@ from typing import Any
 
 from toolsmith.library import ToolLibrary, ToolVersion, UsageStats
 from toolsmith.library.models import ToolSpec
-from toolsmith.sandbox import Blame, FailureKind, ToolCallResult, ToolRunner
+from toolsmith.runtime import ToolRunner
+from toolsmith.sandbox import Blame, FailureKind, ToolCallResult
 from toolsmith.schema import argument_problems, coerce_arguments
 
 TRACEBACK_CHARS = 1500  # the tail of a traceback that a payload carries

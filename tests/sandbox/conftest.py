@@ -14,7 +14,7 @@ import pytest
 
 from sandbox.helpers import CANARY, SMALL, LoopbackServer
 from toolsmith.config import Settings
-from toolsmith.sandbox import Sandbox
+from toolsmith.runtime import Sandbox
 from toolsmith.sandbox import bwrap as bwrap_module
 from toolsmith.sandbox.process import ProcessBackend
 

@@ -14,7 +14,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from toolsmith.sandbox import CodeRun, Limits, Sandbox
+from toolsmith.runtime import CodeRun, Sandbox
+from toolsmith.sandbox import Limits
 
 CANARY = "sk-canary-" + uuid.uuid4().hex
 SMALL = Limits(

@@ -25,7 +25,7 @@ from sandbox.helpers import (
     tree_state,
 )
 from toolsmith.config import Settings
-from toolsmith.sandbox import Sandbox
+from toolsmith.runtime import Sandbox
 from toolsmith.sandbox import etc as etc_module
 from toolsmith.sandbox.bwrap import ENV_MOUNT
 
@@ -422,7 +422,7 @@ def test_network_off_from_config(settings: Settings, loopback_server: LoopbackSe
 def test_outbound_connections_fail_without_network(bwrap_sandbox: Sandbox) -> None:
     from urllib.parse import urlsplit
 
-    from toolsmith.index import resolve_index_url
+    from toolsmith.packages.index import resolve_index_url
 
     host = urlsplit(resolve_index_url()).hostname
     out = run(

@@ -40,7 +40,8 @@ from sandbox.helpers import (
     run,
 )
 from toolsmith.config import Settings
-from toolsmith.sandbox import Sandbox, bwrap, cgroups, landlock, userns
+from toolsmith.runtime import Sandbox
+from toolsmith.sandbox import bwrap, cgroups, landlock, userns
 from toolsmith.sandbox.backend import base_python
 
 pytestmark = pytest.mark.bwrap
@@ -483,7 +484,7 @@ def test_many_busy_processes_get_the_runs_cpu_quota_not_the_machine(settings: Se
 
 
 def test_cpu_quota_always_leaves_a_core_to_the_host() -> None:
-    from toolsmith.sandbox.limits import Limits
+    from toolsmith.limits import Limits
 
     assert cgroups.cpu_quota_us(Limits(cpus=8), cpu_count=2) == cgroups.CPU_PERIOD_US
     assert cgroups.cpu_quota_us(Limits(cpus=8), cpu_count=1) == cgroups.CPU_PERIOD_US

@@ -28,7 +28,10 @@ import pytest
 from sandbox.helpers import FORK_BOMB, SMALL, leftovers, marker, process_peak, reexec_prelude, run
 from toolsmith.config import Settings
 from toolsmith.errors import InstallError, PackageRefused
-from toolsmith.sandbox import PackageEnv, Sandbox, bwrap, cgroups, hooks
+from toolsmith.packages import hooks
+from toolsmith.packages.env import PackageEnv
+from toolsmith.runtime import Sandbox
+from toolsmith.sandbox import bwrap, cgroups
 from toolsmith.sandbox.backend import base_python
 
 
@@ -186,7 +189,7 @@ def test_a_refused_hook_never_reaches_a_sandboxed_run(settings: Settings, index:
 
 @pytest.fixture
 def small_installs(monkeypatch: pytest.MonkeyPatch) -> None:
-    from toolsmith.sandbox import env as env_module
+    from toolsmith.packages import env as env_module
 
     monkeypatch.setattr(env_module, "INSTALL_LIMITS", replace(SMALL, timeout_s=6.0, output_bytes=16 * 1024))
 

@@ -24,7 +24,7 @@ from sandbox.helpers import (
 )
 from toolsmith.config import Settings
 from toolsmith.errors import PackageRefused
-from toolsmith.sandbox import Sandbox
+from toolsmith.runtime import Sandbox
 from toolsmith.sandbox.cgroups import PIDS_SLACK, support
 
 pytestmark = pytest.mark.bwrap

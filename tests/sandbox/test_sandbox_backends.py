@@ -15,7 +15,8 @@ import pytest
 from sandbox.helpers import CANARY, SMALL, leftovers, marker
 from toolsmith.config import Settings
 from toolsmith.errors import SandboxUnavailableError
-from toolsmith.sandbox import Sandbox, bwrap, cgroups, selection, userns
+from toolsmith.runtime import Sandbox
+from toolsmith.sandbox import bwrap, cgroups, selection, userns
 from toolsmith.sandbox import etc as etc_module
 from toolsmith.sandbox.backend import classify
 from toolsmith.sandbox.process import NOT_DEFENDED, ProcessBackend

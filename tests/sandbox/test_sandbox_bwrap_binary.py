@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from toolsmith.config import Settings
-from toolsmith.sandbox import Sandbox, bwrap, bwrap_binary, selection, userns
+from toolsmith.runtime import Sandbox
+from toolsmith.sandbox import bwrap, bwrap_binary, selection, userns
 from toolsmith.testing import ScriptedModel, final
 
 

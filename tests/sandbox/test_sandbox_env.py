@@ -13,11 +13,11 @@ from packaging.tags import sys_tags
 
 from toolsmith.config import Settings
 from toolsmith.errors import InstallError, PackageRefused
-from toolsmith.index import PackageIndex, ProjectFiles
-from toolsmith.library.models import Requirement
-from toolsmith.sandbox import PackageEnv, Sandbox
-from toolsmith.sandbox.env import find_uv, scrubbed_env
-from toolsmith.sandbox.packages import Request
+from toolsmith.packages.env import PackageEnv, find_uv, scrubbed_env
+from toolsmith.packages.index import PackageIndex, ProjectFiles
+from toolsmith.packages.policy import Request
+from toolsmith.packages.requirement import Requirement
+from toolsmith.runtime import Sandbox
 
 HEX = set("0123456789abcdef")
 

@@ -22,7 +22,7 @@ from rich.table import Table
 
 from toolsmith.config import Settings
 from toolsmith.errors import ToolsmithError
-from toolsmith.index import resolve_index_url
+from toolsmith.packages.index import resolve_index_url
 from toolsmith.providers import resolve_provider
 
 console = Console(highlight=False)

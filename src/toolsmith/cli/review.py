@@ -35,7 +35,7 @@ from toolsmith.cli.common import (
 from toolsmith.config import Settings
 from toolsmith.errors import ReviewError
 from toolsmith.library import Status, ToolLibrary, ToolVersion, user_actor
-from toolsmith.sandbox import Sandbox
+from toolsmith.runtime import Sandbox
 
 ReasonOption = typer.Option(None, "--reason", help="Why (kept in the audit trail); a default is recorded otherwise.")
 # typer >= 0.20 raises its own Abort at the end of input; older releases raise click's.

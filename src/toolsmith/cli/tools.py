@@ -316,7 +316,7 @@ def import_(
 def _gate_validator(settings: Settings) -> Validator:
     """The save-time gate, with the configured sandbox running each tool's test."""
     from toolsmith.gate import Gate
-    from toolsmith.sandbox import Sandbox
+    from toolsmith.runtime import Sandbox
 
     return Gate(runner=Sandbox(settings)).check
 

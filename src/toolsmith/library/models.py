@@ -14,6 +14,9 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any
 
+# A version's pins are the packages subsystem's record; the library re-exports it.
+from toolsmith.packages.requirement import Requirement as Requirement
+
 
 class Status(str, Enum):
     """Life cycle of one tool version."""
@@ -25,26 +28,6 @@ class Status(str, Enum):
 
     def __str__(self) -> str:
         return self.value
-
-
-@dataclass(frozen=True)
-class Requirement:
-    """One pinned distribution a tool needs at run time."""
-
-    name: str
-    version: str
-    sha256: str | None = None
-
-    @property
-    def pin(self) -> str:
-        return f"{self.name}=={self.version}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "version": self.version, "sha256": self.sha256}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Requirement:
-        return cls(name=str(data["name"]), version=str(data["version"]), sha256=data.get("sha256"))
 
 
 @dataclass(frozen=True)

@@ -31,9 +31,9 @@ import httpx
 
 from toolsmith.config import Settings
 from toolsmith.errors import SearchBackendError, ToolsmithError
-from toolsmith.index import LISTING_TTL_S, PackageIndex, ProjectInfo, normalize_name
 from toolsmith.library.relevance import stem
 from toolsmith.metatools.search_backend import SearchResult
+from toolsmith.packages.index import LISTING_TTL_S, PackageIndex, ProjectInfo, normalize_name
 
 _STOP_TEXT = """a about after all also an and any api apis app are as at based be best between by
 can compute calculate do does easy et fast find for free from function get good how i in into

@@ -23,8 +23,8 @@ import httpx
 
 from toolsmith.config import Settings
 from toolsmith.errors import ConfigError, PackageError
-from toolsmith.index import PackageIndex, ProjectInfo, normalize_name, pip_default_index
 from toolsmith.metatools import _http, page_text
+from toolsmith.packages.index import PackageIndex, ProjectInfo, normalize_name, pip_default_index
 
 DEFAULT_MAX_CHARS = 12000
 MAX_CHARS_LIMIT = 200_000

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from toolsmith.limits import Limits
 from toolsmith.sandbox.cgroups import RunCgroup
-from toolsmith.sandbox.limits import Limits
 from toolsmith.sandbox.result import ExecResult
 
 _EXIT_GRACE_S = 0.25

@@ -42,11 +42,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolsmith.errors import SandboxError
+from toolsmith.limits import Limits
 from toolsmith.sandbox import etc, landlock, seccomp, userns
 from toolsmith.sandbox.backend import Job, base_python, chain, rlimit_preexec, supervise
 from toolsmith.sandbox.bwrap_binary import BwrapBinary, candidates, launchable, pin_value
 from toolsmith.sandbox.cgroups import RunCgroup
-from toolsmith.sandbox.limits import Limits
 from toolsmith.sandbox.process import python_argv
 from toolsmith.sandbox.result import ExecResult
 

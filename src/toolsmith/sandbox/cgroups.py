@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolsmith.sandbox.limits import Limits
+from toolsmith.limits import Limits
 
 CONTROLLERS = ("pids", "memory", "cpu")
 CPU_PERIOD_US = 100_000

@@ -1,4 +1,8 @@
-"""Resource limits for one sandboxed run, and their defaults."""
+"""Resource limits for one sandboxed run, and their defaults.
+
+A plain value beneath both the settings (which read it from ``config.toml``) and the
+sandbox (which enforces it), so neither has to import the other to use it.
+"""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolsmith.index import normalize_name
+from toolsmith.packages.index import normalize_name
 
 # setuptools' distutils-precedence.pth only picks which distutils is imported.
 BUILTIN_ALLOWED = frozenset({"setuptools"})

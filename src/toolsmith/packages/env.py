@@ -3,7 +3,7 @@
 Each library has one virtual environment under ``settings.envs_dir``, created and
 filled by ``uv`` (``python -m venv`` plus pip only where uv is missing). Installs take
 wheels only unless ``packages.only_binary`` is false, always name the index explicitly
-(``--index-url`` from :func:`toolsmith.index.resolve_index_url`), ignore every installer
+(``--index-url`` from :func:`toolsmith.packages.index.resolve_index_url`), ignore every installer
 config file, keep their cache in ``settings.cache_dir`` and run from a scrubbed
 environment, so no API key reaches a package's code; where bwrap works they also run
 inside it, seeing only the environment and cache directories (a source build runs the
@@ -11,7 +11,7 @@ package's own code), and always in their own cgroups (processes, memory, CPU) wi
 output read under a byte cap. They never happen inside a run of model-written code; while such
 code runs, the environment is mounted read only. A distribution that brings a startup
 hook (a ``.pth`` file with code, a ``sitecustomize`` module; see
-:mod:`toolsmith.sandbox.hooks`) is removed again and refused unless ``packages.allow``
+:mod:`toolsmith.packages.hooks`) is removed again and refused unless ``packages.allow``
 names it: its code would otherwise run in every later run and inside later installs.
 
 After an install the full dependency closure of what was asked for is read from the
@@ -45,13 +45,14 @@ from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sd
 from packaging.version import InvalidVersion, Version
 
 from toolsmith.errors import InstallError, PackageRefused
-from toolsmith.index import PackageIndex, normalize_name, resolve_index_url
-from toolsmith.library.models import Requirement
-from toolsmith.sandbox import bwrap, hooks
+from toolsmith.limits import Limits
+from toolsmith.packages import hooks
+from toolsmith.packages.index import PackageIndex, normalize_name, resolve_index_url
+from toolsmith.packages.policy import Request, check_requests, parse_request, parse_requests
+from toolsmith.packages.requirement import Requirement
+from toolsmith.sandbox import bwrap
 from toolsmith.sandbox.backend import base_python, chain, supervise
 from toolsmith.sandbox.cgroups import RunCgroup
-from toolsmith.sandbox.limits import Limits
-from toolsmith.sandbox.packages import Request, check_requests, parse_request, parse_requests
 
 if TYPE_CHECKING:
     from toolsmith.config import Settings

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from toolsmith.errors import InstallError, PackageRefused
-from toolsmith.sandbox.packages import (
+from toolsmith.packages.policy import (
     MAX_REQUESTS,
     PopularNames,
     Request,

@@ -12,7 +12,7 @@ import pytest
 
 from helpers_http import LocalServer, Reply, Request
 from toolsmith.errors import PackageError
-from toolsmith.index import (
+from toolsmith.packages.index import (
     SIMPLE_JSON,
     PackageIndex,
     normalize_name,

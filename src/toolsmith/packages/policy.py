@@ -30,7 +30,7 @@ from packaging.requirements import InvalidRequirement
 from packaging.requirements import Requirement as Pep508
 
 from toolsmith.errors import InstallError, PackageRefused
-from toolsmith.index import normalize_name
+from toolsmith.packages.index import normalize_name
 
 MAX_REQUESTS = 20
 MAX_LENGTH = 200

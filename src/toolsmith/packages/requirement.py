@@ -1,0 +1,26 @@
+"""A pinned distribution: the record of one package a tool needs at run time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One pinned distribution a tool needs at run time."""
+
+    name: str
+    version: str
+    sha256: str | None = None
+
+    @property
+    def pin(self) -> str:
+        return f"{self.name}=={self.version}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version, "sha256": self.sha256}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Requirement:
+        return cls(name=str(data["name"]), version=str(data["version"]), sha256=data.get("sha256"))

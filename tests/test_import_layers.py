@@ -1,0 +1,72 @@
+"""The import contracts in pyproject.toml can fail: planted violations are caught.
+
+scripts/test runs the contracts on the real tree; these tests run them on a copy of
+``src/toolsmith`` with one forbidden import added, and expect the named contract broken.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LINT = "from importlinter.cli import lint_imports_command; lint_imports_command()"
+
+
+def lint(src: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    argv = [sys.executable, "-c", LINT, "--no-cache", "--config", str(ROOT / "pyproject.toml")]
+    return subprocess.run(argv, cwd=src, env=env, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    shutil.copytree(ROOT / "src" / "toolsmith", tmp_path / "toolsmith", ignore=shutil.ignore_patterns("__pycache__"))
+    return tmp_path
+
+
+def plant(tree: Path, module: str, line: str) -> None:
+    path = tree / module
+    path.write_text(path.read_text(encoding="utf-8") + f"\n{line}  # planted by the test\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "broken"),
+    [
+        # the sandbox reaching for the index client, through the packages subsystem
+        ("toolsmith/sandbox/result.py", "import toolsmith.packages.index", "The sandbox is isolation only"),
+        ("toolsmith/sandbox/harness.py", "from toolsmith.library import ToolLibrary", "The sandbox is isolation only"),
+        ("toolsmith/packages/hooks.py", "import toolsmith.library.store", "Package installs know nothing"),
+        # the settings importing the agent: a lower layer importing a higher one, and a cycle
+        ("toolsmith/config.py", "import toolsmith.agent", "Layers:"),
+        ("toolsmith/config.py", "import toolsmith.agent", "No import cycles"),
+    ],
+)
+def test_a_planted_violation_breaks_its_contract(tree: Path, module: str, line: str, broken: str) -> None:
+    plant(tree, module, line)
+    done = lint(tree)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert verdict(done.stdout, broken) == "BROKEN", done.stdout
+
+
+def test_the_clean_copy_is_judged_kept_contract_by_contract(tree: Path) -> None:
+    done = lint(tree)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for name in ("Layers:", "The sandbox is isolation only", "Package installs know nothing", "No import cycles"):
+        assert verdict(done.stdout, name) == "KEPT", done.stdout
+
+
+def verdict(stdout: str, name: str) -> str:
+    """KEPT or BROKEN as the summary reports it for the contract whose name starts with ``name``."""
+    text = " ".join(stdout.split())  # long contract names wrap across lines
+    rest = text[text.index(name) :]
+    kept, broken = rest.find(" KEPT"), rest.find(" BROKEN")
+    if broken != -1 and (kept == -1 or broken < kept):
+        return "BROKEN"
+    assert kept != -1, stdout
+    return "KEPT"
