@@ -492,19 +492,53 @@ def test_cpu_quota_always_leaves_a_core_to_the_host() -> None:
     assert Limits.from_mapping({"cpus": 0.5}).cpus == 0.5
 
 
-def test_fork_bomb_is_contained_even_without_a_pids_cgroup(
-    bwrap_sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def no_pids_cgroup(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs get no pids cgroup, so only the RLIMIT_NPROC fallback holds a fork bomb."""
     if _ROOT and userns.shared_fd() is None:
         pytest.skip("runs are mapped to root here, for which RLIMIT_NPROC does not hold")
     support = dict(cgroups.support())
     support["pids"] = cgroups.Controller("pids", reason="disabled by the test")
     monkeypatch.setattr(cgroups, "_support", support)
+
+
+def _fork_bomb_peak(sandbox: Sandbox) -> int:
     tag = marker()
     with process_peak(tag) as peak:
-        run(bwrap_sandbox, reexec_prelude(tag) + FORK_BOMB, timeout_s=4)
-    assert SMALL.max_procs // 2 < max(peak) <= SMALL.max_procs + cgroups.PIDS_SLACK
+        run(sandbox, reexec_prelude(tag) + FORK_BOMB, timeout_s=4)
     assert leftovers(tag) == []
+    return max(peak)
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("no_pids_cgroup")
+def test_fork_bomb_is_contained_even_without_a_pids_cgroup(bwrap_sandbox: Sandbox) -> None:
+    peak = _fork_bomb_peak(bwrap_sandbox)
+    assert SMALL.max_procs // 2 < peak <= SMALL.max_procs + cgroups.PIDS_SLACK
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _ROOT, reason="only a root launcher's runs share a host uid with other processes' runs")
+@pytest.mark.usefixtures("no_pids_cgroup")
+def test_other_processes_runs_do_not_raise_a_runs_process_limit(bwrap_sandbox: Sandbox) -> None:
+    """Every root launcher's runs are the same host uid, each process's in its own user
+    namespace. The kernel counts a run's processes per namespace, so tasks of that uid
+    elsewhere (here: stand-ins for another toolsmith process's runs) must not be added to
+    its allowance. They were, and a fork bomb grew by their number (183 of 56 seen)."""
+
+    def as_sandbox_uid() -> None:
+        os.setgroups([])
+        os.setresgid(userns.SANDBOX_ID, userns.SANDBOX_ID, userns.SANDBOX_ID)
+        os.setresuid(userns.SANDBOX_ID, userns.SANDBOX_ID, userns.SANDBOX_ID)
+
+    others = [subprocess.Popen(["sleep", "60"], preexec_fn=as_sandbox_uid) for _ in range(3 * SMALL.max_procs)]
+    try:
+        peak = _fork_bomb_peak(bwrap_sandbox)
+    finally:
+        for proc in others:
+            proc.kill()
+            proc.wait()
+    assert SMALL.max_procs // 2 < peak <= SMALL.max_procs + cgroups.PIDS_SLACK
 
 
 # --- the installer's sandbox -------------------------------------------------------------------

@@ -100,15 +100,18 @@ class _CappedBuffer:
         return head + tail
 
 
-def rlimit_preexec(limits: Limits, *, pids_cgroup: bool = False, run_uid: int | None = None) -> Callable[[], None]:
+def rlimit_preexec(
+    limits: Limits, *, pids_cgroup: bool = False, run_uid: int | None = None, userns_fd: int | None = None
+) -> Callable[[], None]:
     """A pre-exec hook applying the limits as rlimits (inherited by every descendant).
 
     The CPU hard limit sits one second above the soft one, so the kernel first sends
     SIGXCPU (reported as ``cpu``) and only then SIGKILL. Values never exceed a hard
     limit the process already has. ``RLIMIT_NPROC`` counts *all* processes of the real
     user, so with a pids cgroup doing that job it is left alone, and without one it
-    allows ``max_procs`` on top of what the user already runs. ``run_uid`` is the uid the
-    run ends up with when the launcher switches to another one before the exec.
+    allows ``max_procs`` on top of what the kernel already counts for the run's user (see
+    :func:`_counted_tasks`). ``run_uid`` is the uid the run ends up with when the launcher
+    switches to another one before the exec, ``userns_fd`` the user namespace it joins.
     """
     mb = 1024 * 1024
     pairs = [
@@ -120,7 +123,7 @@ def rlimit_preexec(limits: Limits, *, pids_cgroup: bool = False, run_uid: int | 
     ]
     if not pids_cgroup:
         uid = os.getuid() if run_uid is None else run_uid
-        allowed = limits.max_procs + (_user_tasks(uid) if uid != 0 else 0)
+        allowed = limits.max_procs + (_counted_tasks(uid, userns_fd) if uid != 0 else 0)
         pairs.append((resource.RLIMIT_NPROC, allowed, allowed))
     clamped = []
     for which, soft, hard in pairs:
@@ -136,13 +139,26 @@ def rlimit_preexec(limits: Limits, *, pids_cgroup: bool = False, run_uid: int | 
     return apply
 
 
-def _user_tasks(real_uid: int) -> int:
-    """How many tasks (threads) ``real_uid`` runs now, which RLIMIT_NPROC counts."""
+def _counted_tasks(real_uid: int, userns_fd: int | None = None) -> int:
+    """How many tasks (threads) the kernel counts against the run's ``RLIMIT_NPROC`` now.
+
+    The kernel counts per user namespace and uid. A run that joins a prepared namespace
+    (a root launcher's, see :mod:`toolsmith.sandbox.userns`) is counted with the tasks in
+    that namespace only, so only those may raise its allowance: tasks of the same host uid
+    in another namespace (another toolsmith process's runs) are not counted against it,
+    and adding them let a fork bomb grow by their number. Without a namespace (a run that
+    keeps the launcher's uid) every task of the host uid counts.
+    """
     uid, total = str(real_uid), 0
+    ns = os.fstat(userns_fd) if userns_fd is not None else None
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         with contextlib.suppress(OSError):
+            if ns is not None:
+                theirs = os.stat(Path(entry.path, "ns", "user"))
+                if (theirs.st_dev, theirs.st_ino) != (ns.st_dev, ns.st_ino):
+                    continue
             fields = dict(
                 line.split(":", 1) for line in Path(entry.path, "status").read_text().splitlines() if ":" in line
             )

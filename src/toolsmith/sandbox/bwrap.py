@@ -273,8 +273,16 @@ class Confinement:
         return [self.userns_fd] if self.userns_fd is not None else []
 
     def hooks(self, rlimits: Callable[[], None] | None = None) -> list[Callable[[], None] | None]:
-        """Pre-exec steps after joining the cgroups: rlimits, the scope, then the uid drop."""
-        return [rlimits, self.scope, userns.drop_hook() if self.userns_fd is not None else None]
+        """Pre-exec steps after joining the cgroups: the scope, the uid drop, then rlimits.
+
+        The rlimits come last because ``RLIMIT_NPROC`` must only bind once the run is
+        counted in its namespace: a uid drop over the limit, counted with every host task
+        of :data:`~toolsmith.sandbox.userns.SANDBOX_ID`, would make the exec of bwrap
+        fail, while the limit itself is sized for the namespace's count (see
+        :func:`~toolsmith.sandbox.backend.rlimit_preexec`). They only lower limits, which
+        needs no privilege.
+        """
+        return [self.scope, userns.drop_hook() if self.userns_fd is not None else None, rlimits]
 
 
 def job_argv(job: Job, confinement: Confinement | None = None) -> tuple[list[str], list[str]]:
@@ -354,7 +362,12 @@ class BwrapBackend:
                 preexec=chain(
                     cgroup.joiner(),
                     *confinement.hooks(
-                        rlimit_preexec(job.limits, pids_cgroup="pids" in cgroup.active, run_uid=confinement.owner)
+                        rlimit_preexec(
+                            job.limits,
+                            pids_cgroup="pids" in cgroup.active,
+                            run_uid=confinement.owner,
+                            userns_fd=confinement.userns_fd,
+                        )
                     ),
                 ),
                 pass_fds=[*fds, status, *confinement.fds],
