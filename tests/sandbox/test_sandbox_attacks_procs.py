@@ -38,11 +38,10 @@ def test_fork_bomb_is_contained_by_the_pids_cgroup(bwrap_sandbox: Sandbox) -> No
         pytest.skip("no writable pids cgroup; RLIMIT_NPROC does not hold for root")
     tag = marker()
     with process_peak(tag) as peak:  # the host's process table, sampled while the bomb runs
-        out = run(bwrap_sandbox, reexec_prelude(tag) + FORK_BOMB, timeout_s=4)
+        run(bwrap_sandbox, reexec_prelude(tag) + FORK_BOMB, timeout_s=4)
     assert max(peak) > SMALL.max_procs // 2, "the bomb did fork (the probe sees it)"
     assert max(peak) <= SMALL.max_procs + PIDS_SLACK
     assert leftovers(tag) == []
-    assert out.exec.wall_s < 8
     again = run(bwrap_sandbox, "print('alive')")
     assert again.exec.stdout.strip() == "alive"
 
@@ -119,7 +118,7 @@ def test_ptrace_of_host_processes_fails(bwrap_sandbox: Sandbox, sentinel: subpro
     )
     lines = out.exec.stdout.splitlines()
     assert [line.split()[1] for line in lines] == ["-1", "-1", "-1"]  # host pids and bwrap's own init
-    assert out.exec.ok and out.exec.wall_s < 5
+    assert out.exec.ok
     status = Path(f"/proc/{sentinel.pid}/status").read_text()
     assert "TracerPid:\t0" in status
     assert sentinel.poll() is None
@@ -143,7 +142,6 @@ def test_memory_bomb_gradual(bwrap_sandbox: Sandbox) -> None:
     """,
     )
     assert out.exec.killed_by == "memory"
-    assert out.exec.wall_s < 8
 
 
 def test_memory_bomb_across_processes_hits_the_memory_cgroup(bwrap_sandbox: Sandbox) -> None:
@@ -181,13 +179,13 @@ def test_cpu_bound_c_loop_is_stopped_by_the_cpu_limit(settings: Settings) -> Non
     sandbox = Sandbox(replace(settings, limits=replace(SMALL, cpu_s=1, timeout_s=10)), backend=BwrapBackend())
     out = run(sandbox, "print(sum(range(10 ** 12)))")
     assert out.exec.killed_by == "cpu"
-    assert out.exec.wall_s < 6
 
 
 def test_catastrophic_regex_is_stopped_by_the_wall_clock(bwrap_sandbox: Sandbox) -> None:
     out = run(bwrap_sandbox, "import re; print(re.match(r'(a+)+$', 'a' * 64 + 'b'))", timeout_s=1.5)
     assert out.exec.timed_out and out.exec.killed_by == "timeout"
-    assert out.exec.wall_s < 4
+    # Killed by the call's 1.5 s, not the sandbox default: the two are far apart on purpose.
+    assert out.exec.wall_s < SMALL.timeout_s
 
 
 def test_sleeping_forever_is_killed(bwrap_sandbox: Sandbox) -> None:
