@@ -28,8 +28,7 @@ from toolsmith import review as rv
 from toolsmith.config import Settings
 from toolsmith.errors import LibraryError, ReviewError, ToolNotFoundError
 from toolsmith.library import Status, ToolLibrary, ToolVersion, user_actor
-from toolsmith.sandbox import Sandbox
-from toolsmith.sandbox.core import ToolRunner
+from toolsmith.runtime import Sandbox, ToolRunner
 from toolsmith.ui import auth, views
 from toolsmith.ui.runs import RunStore
 
