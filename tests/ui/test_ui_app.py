@@ -146,6 +146,8 @@ def test_tool_page_shows_versions_diff_tests_provenance_and_audit(authed: TestCl
     assert "Days and weeks between" in text and "scripted-ui" in text  # provenance: task, model
     assert "<svg" in text and text.count('class="bar ok"') >= 1  # health chart
     assert re.search(r"agent:[0-9a-f]+", text)  # audit trail rows
+    used = authed.get("/tools/days_between/1").text.split('id="used"')[1].split("</section>")[0]
+    assert used.count('href="/runs/') == 2 and "How many days are there between 2021-01-01" in used
 
 
 def test_a_script_in_a_description_is_escaped(authed: TestClient) -> None:

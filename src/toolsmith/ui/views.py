@@ -114,6 +114,7 @@ class ToolView:
     code: Markup
     health_versions: Markup
     health_days: Markup
+    used_in: list[tuple[Run, RunTask, int, int]]  # run, task, calls, failed calls (newest first)
 
 
 def tool_view(library: ToolLibrary, name: str, version: int | None, runs: list[Run]) -> ToolView:
@@ -136,6 +137,7 @@ def tool_view(library: ToolLibrary, name: str, version: int | None, runs: list[R
         code=code_html(tool.spec.code),
         health_versions=_health_by_version(history),
         health_days=_health_by_day(name, runs),
+        used_in=_used_in(name, runs),
     )
 
 
@@ -150,16 +152,29 @@ def _health_by_version(history: list[ToolVersion]) -> Markup:
     )
 
 
+def _calls(task: RunTask, name: str) -> list[bool]:
+    """Whether each finished call of ``name`` in ``task`` succeeded."""
+    return [bool(c.ok) for step in task.ordered_steps for c in step.tools if c.name == name and c.ok is not None]
+
+
+def _used_in(name: str, runs: list[Run], limit: int = 20) -> list[tuple[Run, RunTask, int, int]]:
+    found = []
+    for run in runs:  # newest first already
+        for task in run.tasks:
+            calls = _calls(task, name)
+            if calls:
+                found.append((run, task, len(calls), calls.count(False)))
+    return found[:limit]
+
+
 def _health_by_day(name: str, runs: list[Run]) -> Markup:
     ok: Counter[str] = Counter()
     failed: Counter[str] = Counter()
     for run in runs:
         day = _day(run.started_at)
         for task in run.tasks:
-            for step in task.ordered_steps:
-                for call in step.tools:
-                    if call.name == name and call.ok is not None:
-                        (ok if call.ok else failed)[day] += 1
+            for passed in _calls(task, name):
+                (ok if passed else failed)[day] += 1
     days = sorted(set(ok) | set(failed))
     return charts.bar_chart(
         "Calls per day in recorded runs",
