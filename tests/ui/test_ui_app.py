@@ -212,7 +212,9 @@ def test_review_form_decides_as_the_user_and_is_audited(built: Settings, authed:
     csrf = _csrf(authed.get("/review").text)
     data = {"action": "reject", "reason": "adds nothing  over v1", "csrf": csrf, "next": "/review"}
     response = authed.post("/review/days_between/2", data=data, headers={"origin": BASE})
-    assert response.status_code == 303 and response.headers["location"] == "/review"
+    assert response.status_code == 303 and response.headers["location"] == "/review?done=reject+days_between%402"
+    assert "Rejected days_between@2." in authed.get(response.headers["location"]).text
+    assert 'id="done"' not in authed.get("/review?done=approve+call+555-0100+now").text  # only the known shape
     with ToolLibrary.open(built) as library:
         assert library.get("days_between", 2).status is Status.RETIRED
         entry = library.audit_log("days_between")[-1]
@@ -281,7 +283,7 @@ def test_quarantined_versions_are_listed_for_re_admission(built: Settings, authe
     page = authed.get("/review").text
     assert 'id="quarantined"' in page and "3 failures in a row" in page
     data = {"action": "approve", "reason": "upstream fixed", "csrf": _csrf(page), "next": "/review"}
-    assert authed.post("/review/flaky/1", data=data).status_code == 303
+    assert authed.post("/review/flaky/1", data=data).headers["location"] == "/review?done=approve+flaky%401"
     with ToolLibrary.open(built) as library:
         assert library.get("flaky", 1).status is Status.ACTIVE
     assert "flaky@1" not in authed.get("/review").text

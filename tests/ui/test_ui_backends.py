@@ -16,6 +16,7 @@ from toolsmith.ui import create_app
 PAGES = ["/", "/?q=days+between+dates", "/?status=pending", "/tools/days_between/2", "/review", "/runs", "/overview"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", BACKENDS)
 def test_pages_and_an_approval_on_each_backend(kind: str, tmp_path: Path) -> None:
     with library_target(kind, tmp_path) as url:

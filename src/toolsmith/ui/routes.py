@@ -10,10 +10,12 @@ runs it (recorded as a call; it never quarantines).
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
@@ -34,6 +36,9 @@ from toolsmith.ui.runs import RunStore
 
 STATIC_DIR = Path(__file__).with_name("static")
 _MAX_REASON = 500
+# Only this shape is echoed back, so a crafted link cannot put other words on the page.
+_DONE = re.compile(r"(approve|reject|quarantine) ([A-Za-z_][A-Za-z0-9_]*@[0-9]+)")
+_DONE_WORDS = {"approve": "Approved", "reject": "Rejected", "quarantine": "Quarantined"}
 
 
 @dataclass
@@ -67,6 +72,7 @@ def render(request: Request, name: str, context: dict[str, Any], status_code: in
         "csrf_field": auth.CSRF_FIELD,
         "library_at": state.library.display,
         "runs_at": str(state.runs.directory),
+        "done": done_message(request),
     }
     return state.templates.TemplateResponse(request, name, {**base, **context}, status_code=status_code)
 
@@ -175,7 +181,22 @@ async def review_action(request: Request) -> Response:
         await run_in_threadpool(rv.decide, state.library, action, name, version, reason=reason, actor=user_actor())
     except ReviewError as exc:
         return _review_refused(request, name, version, str(exc), 409)
-    return RedirectResponse(back, status_code=303)
+    return RedirectResponse(_with_done(back, f"{action} {name}@{version}"), status_code=303)
+
+
+def _with_done(path: str, done: str) -> str:
+    """``path`` with ``done=...`` added to its query, so the next page can confirm the decision."""
+    path, _, fragment = path.partition("#")
+    joined = f"{path}{'&' if '?' in path else '?'}{urlencode({'done': done})}"
+    return joined + (f"#{fragment}" if fragment else "")
+
+
+def done_message(request: Request) -> str:
+    """The confirmation for a ``done=ACTION NAME@N`` query; anything else shows nothing."""
+    found = _DONE.fullmatch(request.query_params.get("done", ""))
+    if found is None:
+        return ""
+    return f"{_DONE_WORDS[found.group(1)]} {found.group(2)}."
 
 
 async def test_action(request: Request) -> Response:
