@@ -9,11 +9,12 @@ setting, so the user knows exactly what to change.
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -117,8 +118,14 @@ class Settings:
         env = os.environ if env is None else env
         resolved_home = Path(home) if home else default_home(env)
         config_file = Path(env["TOOLSMITH_CONFIG"]) if env.get("TOOLSMITH_CONFIG") else None
-        data = read_config_file(config_file or resolved_home / "config.toml", required=bool(config_file))
+        path = config_file or resolved_home / "config.toml"
+        data = read_config_file(path, required=bool(config_file))
+        check_keys(data, path)
         return _from_layers(resolved_home, data, env)
+
+
+# The one set of defaults: the dataclasses' own. The config reader falls back to these.
+DEFAULTS = Settings(home=Path())
 
 
 def default_home(env: Mapping[str, str]) -> Path:
@@ -141,6 +148,22 @@ def read_config_file(path: Path, *, required: bool = False) -> dict[str, Any]:
         raise ConfigError(f"Cannot read config file {path}: {exc}", setting=str(path)) from exc
 
 
+# Every key config.toml may hold, table by table ("" is the top level). A table mapped to
+# None takes any key (model names under [prices]). Adding a setting? Add its key here;
+# unknown keys are refused with the nearest known one, so a typo is never silently ignored.
+CONFIG_KEYS: dict[str, frozenset[str] | None] = {
+    "": frozenset({"review", "quarantine_after", "dedup_threshold", "pre_retrieval"}),
+    "sandbox": frozenset({"backend", "bwrap_path", "network", *(f.name for f in fields(Limits))}),
+    "packages": frozenset({"index_url", "allow", "only_binary"}),
+    "search": frozenset({"backends", "searxng_url"}),
+    "budget": frozenset({"max_steps", "max_tokens", "max_wall_s", "max_nudges"}),
+    "mcp": frozenset({"token"}),
+    "library": frozenset({"url"}),
+    "model": frozenset(MODEL_ENV),
+    "prices": None,
+}
+
+
 def _from_layers(home: Path, data: dict[str, Any], env: Mapping[str, str]) -> Settings:
     sandbox = _table(data, "sandbox")
     packages = _table(data, "packages")
@@ -150,33 +173,63 @@ def _from_layers(home: Path, data: dict[str, Any], env: Mapping[str, str]) -> Se
         limits = Limits.from_mapping(sandbox)
     except ValueError as exc:
         raise ConfigError(str(exc), setting="sandbox") from exc
-
+    d = DEFAULTS
     values: dict[str, Any] = {
-        "review": _choice(env.get("TOOLSMITH_REVIEW", data.get("review", "auto")), REVIEW_POLICIES, "review"),
-        "quarantine_after": _int(data.get("quarantine_after", 3), "quarantine_after", minimum=1),
-        "dedup_threshold": _float(data.get("dedup_threshold", 0.55), "dedup_threshold"),
-        "pre_retrieval": _bool(env.get("TOOLSMITH_PRE_RETRIEVAL", data.get("pre_retrieval", True)), "pre_retrieval"),
-        "sandbox_backend": _choice(
-            env.get("TOOLSMITH_SANDBOX", sandbox.get("backend", "auto")), SANDBOX_BACKENDS, "sandbox.backend"
+        "review": _choice(env.get("TOOLSMITH_REVIEW", data.get("review", d.review)), REVIEW_POLICIES, "review"),
+        "quarantine_after": _int(data.get("quarantine_after", d.quarantine_after), "quarantine_after", minimum=1),
+        "dedup_threshold": _float(data.get("dedup_threshold", d.dedup_threshold), "dedup_threshold", maximum=1),
+        "pre_retrieval": _bool(
+            env.get("TOOLSMITH_PRE_RETRIEVAL", data.get("pre_retrieval", d.pre_retrieval)), "pre_retrieval"
         ),
-        "bwrap_path": str(env.get("TOOLSMITH_BWRAP_PATH") or sandbox.get("bwrap_path", "")).strip(),
-        "mcp_token": str(env.get("TOOLSMITH_MCP_TOKEN") or _table(data, "mcp").get("token", "")),
-        "network": _bool(env.get("TOOLSMITH_NETWORK", sandbox.get("network", True)), "sandbox.network"),
+        "sandbox_backend": _choice(
+            env.get("TOOLSMITH_SANDBOX", sandbox.get("backend", d.sandbox_backend)), SANDBOX_BACKENDS, "sandbox.backend"
+        ),
+        "bwrap_path": str(env.get("TOOLSMITH_BWRAP_PATH") or sandbox.get("bwrap_path", d.bwrap_path)).strip(),
+        "mcp_token": str(env.get("TOOLSMITH_MCP_TOKEN") or _table(data, "mcp").get("token", d.mcp_token)),
+        "network": _bool(env.get("TOOLSMITH_NETWORK", sandbox.get("network", d.network)), "sandbox.network"),
         "limits": limits,
-        "index_url": env.get("TOOLSMITH_INDEX_URL") or packages.get("index_url") or None,
-        "allow_packages": tuple(_str_list(packages.get("allow", []), "packages.allow")),
-        "only_binary": _bool(packages.get("only_binary", True), "packages.only_binary"),
+        "index_url": env.get("TOOLSMITH_INDEX_URL") or packages.get("index_url") or d.index_url,
+        "allow_packages": tuple(_str_list(packages.get("allow", list(d.allow_packages)), "packages.allow")),
+        "only_binary": _bool(packages.get("only_binary", d.only_binary), "packages.only_binary"),
         "search_backends": _backends(env.get("TOOLSMITH_SEARCH_BACKENDS"), search.get("backends")),
-        "searxng_url": env.get("SEARXNG_URL") or search.get("searxng_url") or None,
-        "max_steps": _int(budget.get("max_steps", 20), "budget.max_steps", minimum=1),
-        "max_tokens": _int(budget.get("max_tokens", 0), "budget.max_tokens", minimum=0),
-        "max_wall_s": _float(budget.get("max_wall_s", 0), "budget.max_wall_s"),
-        "max_nudges": _int(budget.get("max_nudges", 2), "budget.max_nudges", minimum=0),
+        "searxng_url": env.get("SEARXNG_URL") or search.get("searxng_url") or d.searxng_url,
+        "max_steps": _int(budget.get("max_steps", d.max_steps), "budget.max_steps", minimum=1),
+        "max_tokens": _int(budget.get("max_tokens", d.max_tokens), "budget.max_tokens", minimum=0),
+        "max_wall_s": _float(budget.get("max_wall_s", d.max_wall_s), "budget.max_wall_s"),
+        "max_nudges": _int(budget.get("max_nudges", d.max_nudges), "budget.max_nudges", minimum=0),
         "prices": _prices(_table(data, "prices")),
         "library_url": _library_url(env, _table(data, "library")),
         "model": _model_settings(_table(data, "model"), env),
     }
     return Settings(home=home, **values)
+
+
+def check_keys(data: Mapping[str, Any], path: Path | str = "config.toml") -> None:
+    """Refuse keys that are not settings, naming the nearest valid key for each."""
+    top = CONFIG_KEYS[""] or frozenset()
+    unknown: list[tuple[str, str, frozenset[str]]] = []  # (dotted name, key, keys it could have meant)
+    for key, value in data.items():
+        if key in CONFIG_KEYS and key:
+            known = CONFIG_KEYS[key]
+            if known is not None and isinstance(value, dict):
+                unknown += [(f"{key}.{k}", k, known) for k in value if k not in known]
+        elif key not in top:
+            unknown.append((key, key, top | {k for k in CONFIG_KEYS if k}))
+    if unknown:
+        problems = "; ".join(_unknown(dotted, key, known) for dotted, key, known in unknown)
+        raise ConfigError(f"{path}: {problems}.", setting=unknown[0][0][:100])
+
+
+def _unknown(dotted: str, key: str, known: frozenset[str]) -> str:
+    shown = dotted if len(dotted) <= 100 else dotted[:99] + "…"
+    near = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+    if not near:  # a known key in the wrong table: `backend` at the top instead of [sandbox]
+        near = [f"{table}.{key}" for table, keys in CONFIG_KEYS.items() if table and keys and key in keys][:1]
+        if near:
+            return f"unknown setting '{shown}' (did you mean '{near[0]}'?)"
+        return f"unknown setting '{shown}'"
+    prefix = dotted.rsplit(".", 1)[0] + "." if "." in dotted else ""
+    return f"unknown setting '{shown}' (did you mean '{prefix}{near[0]}'?)"
 
 
 def _library_url(env: Mapping[str, str], library: Mapping[str, Any]) -> str | None:
@@ -217,9 +270,12 @@ def _int(value: Any, setting: str, *, minimum: int) -> int:
     return value
 
 
-def _float(value: Any, setting: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise ConfigError(f"{setting} must be a number >= 0; got {value!r}.", setting=setting)
+def _float(value: Any, setting: str, *, maximum: float | None = None) -> float:
+    """A finite number >= 0 (TOML allows nan and inf; neither is a usable setting)."""
+    ok = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) and value >= 0
+    if not ok or (maximum is not None and value > maximum):
+        limit = f" and <= {maximum:g}" if maximum is not None else ""
+        raise ConfigError(f"{setting} must be a finite number >= 0{limit}; got {value!r}.", setting=setting)
     return float(value)
 
 
@@ -248,7 +304,7 @@ def _backends(from_env: str | None, from_file: Any) -> tuple[str, ...]:
 def _prices(table: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
     prices: dict[str, tuple[float, float]] = {}
     for model, entry in table.items():
-        if not isinstance(entry, dict):
+        if not isinstance(entry, dict) or set(entry) - {"input", "output"}:
             raise ConfigError(f"prices.{model} must be a table with input and output.", setting="prices")
         prices[model] = (
             _float(entry.get("input", 0), f"prices.{model}.input"),
@@ -268,7 +324,7 @@ def _model_settings(table: Mapping[str, Any], env: Mapping[str, str]) -> ModelSe
             raw[key] = (env[variable], variable)
         elif key in table:
             raw[key] = (table[key], f"model.{key}")
-    defaults = ModelSettings()
+    defaults = DEFAULTS.model
 
     def number(key: str, *, minimum: float, whole: bool = False) -> float:
         if key not in raw:

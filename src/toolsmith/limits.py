@@ -6,6 +6,7 @@ sandbox (which enforces it), so neither has to import the other to use it.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -43,7 +44,7 @@ class Limits:
         for key, value in data.items():
             if key not in names:
                 continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-                raise ValueError(f"sandbox.{key} must be a positive number, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+                raise ValueError(f"sandbox.{key} must be a finite, positive number, got {value!r}")
             values[key] = float(value) if key in _FLOATS else int(value)
         return cls(**values)

@@ -1,0 +1,76 @@
+"""Settings: one set of defaults, unknown keys named with the nearest valid one, finite numbers."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from toolsmith.cli import tools
+from toolsmith.cli.common import EXIT_CONFIG
+from toolsmith.config import DEFAULTS, Settings
+from toolsmith.errors import ConfigError
+
+
+def _load(tmp_path: Path, toml: str) -> Settings:
+    (tmp_path / "config.toml").write_text(toml, encoding="utf-8")
+    return Settings.load(home=tmp_path, env={})
+
+
+def test_without_a_config_the_settings_are_the_one_set_of_defaults(tmp_path: Path) -> None:
+    assert Settings.load(home=tmp_path, env={}) == replace(DEFAULTS, home=tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("toml", "named", "suggested"),
+    [
+        ('reveiw = "required"\n', "'reveiw'", "'review'"),
+        ("[sandbox]\ntimout_s = 5\n", "'sandbox.timout_s'", "'sandbox.timeout_s'"),
+        ("[budget]\nmax_step = 5\n", "'budget.max_step'", "'budget.max_steps'"),
+        ('backend = "process"\n', "'backend'", "'sandbox.backend'"),  # a key in the wrong table
+        ("[sandbx]\nnetwork = false\n", "'sandbx'", "'sandbox'"),
+    ],
+)
+def test_an_unknown_key_is_refused_with_the_nearest_valid_one(
+    tmp_path: Path, toml: str, named: str, suggested: str
+) -> None:
+    with pytest.raises(ConfigError) as raised:
+        _load(tmp_path, toml)
+    message = str(raised.value)
+    assert f"unknown setting {named} (did you mean {suggested}?)" in message
+    assert str(tmp_path / "config.toml") in message
+
+
+def test_a_long_unknown_key_is_shortened_in_the_message(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as raised:
+        _load(tmp_path, "x" * 5000 + " = 1\n")
+    assert len(str(raised.value)) < 300
+
+
+@pytest.mark.parametrize(
+    "toml",
+    [
+        "[budget]\nmax_wall_s = nan\n",
+        "[budget]\nmax_wall_s = inf\n",
+        "[sandbox]\ntimeout_s = nan\n",
+        "[sandbox]\ntimeout_s = inf\n",
+        "[sandbox]\nmemory_mb = inf\n",
+        "[sandbox]\ncpus = -inf\n",
+        "dedup_threshold = nan\n",
+        "[prices.some-model]\ninput = inf\n",
+    ],
+)
+def test_numbers_must_be_finite(tmp_path: Path, toml: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        _load(tmp_path, toml)
+    assert "finite" in str(raised.value)
+
+
+def test_a_typo_in_the_config_is_a_one_line_cli_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "config.toml").write_text('reveiw = "required"\n', encoding="utf-8")
+    monkeypatch.setenv("TOOLSMITH_HOME", str(tmp_path))
+    result = CliRunner().invoke(tools.app, ["list"])
+    assert result.exit_code == EXIT_CONFIG
+    assert result.stderr.count("\n") == 1 and "did you mean 'review'?" in result.stderr
