@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -112,3 +115,43 @@ def test_directory_in_place_of_file(tmp_path: Path) -> None:
     path.mkdir()
     with pytest.raises(CorruptLibraryError, match="directory"):
         ToolLibrary(path)
+
+
+_WRITE_AS_NON_ROOT = """
+import sys
+from pathlib import Path
+from toolsmith.errors import LibraryPermissionError
+from toolsmith.library import Provenance, ToolLibrary, ToolSpec
+spec = ToolSpec(name="x", description="d", parameters={"type": "object", "properties": {}},
+                code="def run():\\n    return 1\\n")
+try:
+    with ToolLibrary(Path(sys.argv[1])) as library:
+        library.add(spec, provenance=Provenance(), gate={})
+except LibraryPermissionError as exc:
+    print(exc)
+"""
+
+
+def _without_root(args: list[str]) -> list[str]:
+    """Run as the same user without root's power to write any file: a user namespace."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None or os.geteuid() != 0:
+        pytest.skip("needs root and bwrap to take away root's file override")
+    probe = subprocess.run([bwrap, "--unshare-user", "--uid", "1000", "--dev-bind", "/", "/", "true"], check=False)
+    if probe.returncode != 0:
+        pytest.skip("user namespaces are not available here")
+    return [bwrap, "--unshare-user", "--uid", "1000", "--dev-bind", "/", "/", *args]
+
+
+def test_a_read_only_shm_file_is_named_in_the_error(tmp_path: Path) -> None:
+    path = tmp_path / "library.db"
+    _fill(path, count=1)
+    shm = path.with_name("library.db-shm")
+    shm.write_bytes(b"\0" * 32768)  # left behind by another user's crashed run
+    shm.chmod(0o444)
+    proc = subprocess.run(
+        _without_root([sys.executable, "-c", _WRITE_AS_NON_ROOT, str(path)]),
+        capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert f"{shm} is not writable" in proc.stdout and "remove it" in proc.stdout

@@ -90,12 +90,20 @@ def test_open_from_settings_creates_home(tmp_path: Path) -> None:
     assert settings.db_path.is_file()
 
 
-def test_zero_byte_file_is_initialised(tmp_path: Path) -> None:
+def test_a_zero_byte_file_is_damaged_and_left_untouched(tmp_path: Path) -> None:
+    """A new library is linked into place whole, so a 0-byte library.db is never ours half-made."""
     path = tmp_path / "library.db"
     path.touch()
-    with ToolLibrary(path) as library:
+    with pytest.raises(CorruptLibraryError) as info:
+        ToolLibrary(path)
+    assert "0 bytes" in str(info.value) and str(path) in str(info.value)
+    assert path.stat().st_size == 0 and sorted(p.name for p in tmp_path.iterdir()) == ["library.db"]
+
+
+def test_a_new_library_leaves_no_temporary_files(tmp_path: Path) -> None:
+    with ToolLibrary(tmp_path / "library.db") as library:
         library.add(spec(), provenance=PROV, gate={})
-        assert len(library) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["library.db"]
 
 
 # --- versions: immutable, content-hashed, history kept ------------------------------

@@ -22,6 +22,7 @@ Sandbox errors carry the run's data (``exit_code``, ``stdout``, ``stderr``,
     │   └── KeyFileError
     ├── LibraryError
     │   ├── CorruptLibraryError
+    │   ├── LibraryPermissionError
     │   ├── LibraryUnavailableError
     │   ├── ToolNotFoundError
     │   ├── ImmutableVersionError
@@ -111,6 +112,15 @@ class LibraryUnavailableError(LibraryError):
         self.where = where
         self.detail = detail
         self.setting = "library.url"
+
+
+class LibraryPermissionError(LibraryError):
+    """A library file (or its folder) cannot be written by this user; ``path`` names which."""
+
+    def __init__(self, message: str, *, path: Path) -> None:
+        super().__init__(message)
+        self.path = path
+        self.setting = str(path)  # the user must change it: the CLI exits 2
 
 
 class ToolNotFoundError(LibraryError):

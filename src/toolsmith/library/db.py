@@ -2,20 +2,24 @@
 
 Opening never writes to a file that is not (yet) a toolsmith library: the header and
 the schema are inspected read-only first, and anything unexpected raises
-:class:`CorruptLibraryError`. Only a missing file, a 0-byte file or an empty SQLite
-database is initialised.
+:class:`CorruptLibraryError`. Only a missing file or an empty SQLite database is
+initialised. A new file is made under a temporary name and linked into place, so no
+other process ever sees a half-made (0-byte) library; a 0-byte ``library.db`` is
+therefore damaged, like any other unreadable file, and is left untouched.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import struct
 import time
+import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from toolsmith.errors import CorruptLibraryError, LibraryError
+from toolsmith.errors import CorruptLibraryError, LibraryError, LibraryPermissionError
 
 # "Tool" in ASCII; stored in the SQLite header so foreign databases are recognised.
 APPLICATION_ID = 0x546F6F6C
@@ -24,6 +28,7 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 _HEADER_SIZE = 100
 # SQLite result codes that mean "this file is damaged or not a database".
 _CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
+_READONLY = 8  # SQLITE_READONLY
 
 
 def check_file(path: Path) -> None:
@@ -37,7 +42,7 @@ def check_file(path: Path) -> None:
     if path.is_dir():
         raise CorruptLibraryError(path, "it is a directory")
     if size == 0:
-        return
+        raise CorruptLibraryError(path, "the file is empty (0 bytes), so whatever it held is gone")
     try:
         with path.open("rb") as fh:
             header = fh.read(_HEADER_SIZE)
@@ -64,6 +69,8 @@ def _check_truncation(path: Path, header: bytes, size: int) -> None:
 def connect(path: Path) -> sqlite3.Connection:
     """An autocommit connection (transactions are explicit) with our per-connection pragmas."""
     try:
+        if not os.path.lexists(path):
+            _create(path)
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
         raise CorruptLibraryError(path, f"cannot open it: {exc}") from exc
@@ -75,6 +82,31 @@ def connect(path: Path) -> sqlite3.Connection:
         conn.close()
         raise as_library_error(path, exc) from exc
     return conn
+
+
+def _create(path: Path) -> None:
+    """Make an empty WAL-mode database under a temporary name, then link it into place.
+
+    A link fails rather than replace a file, so when several processes create the
+    library at once one file wins and the others open it."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.new")
+    try:
+        conn = sqlite3.connect(str(tmp))
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")  # writes the header: the file is never 0 bytes
+        finally:
+            conn.close()
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass  # another process made it first: open theirs
+        except OSError:  # a file system without hard links: a rename, only if still free
+            if not os.path.lexists(path):
+                os.replace(tmp, path)
+    finally:
+        for leftover in (tmp, tmp.with_name(tmp.name + "-wal"), tmp.with_name(tmp.name + "-shm")):
+            with suppress(FileNotFoundError):
+                leftover.unlink()
 
 
 def enable_wal(conn: sqlite3.Connection) -> None:
@@ -103,10 +135,30 @@ def is_corruption(exc: sqlite3.Error) -> bool:
 
 
 def as_library_error(path: Path, exc: sqlite3.Error) -> Exception:
-    """Translate an SQLite error into our hierarchy; corruption names the file."""
+    """Translate an SQLite error into our hierarchy, naming the file at fault."""
     if is_corruption(exc):
         return CorruptLibraryError(path, str(exc))
+    code = getattr(exc, "sqlite_errorcode", None)
+    readonly = (int(code) & 0xFF == _READONLY) if code is not None else "readonly" in str(exc).lower()
+    culprit = read_only_part(path) if readonly else None
+    if culprit is not None:
+        hint = " (or, while no toolsmith runs, remove it: SQLite rebuilds it)" if culprit.name.endswith("-shm") else ""
+        return LibraryPermissionError(
+            f"Tool library {path}: {exc}: {culprit} is not writable by this user. "
+            f"Fix its owner or permissions{hint}.",
+            path=culprit,
+        )
     return LibraryError(f"Tool library {path}: {exc}")
+
+
+def read_only_part(path: Path) -> Path | None:
+    """Which of the library's files (or its folder) this process cannot write."""
+    for part in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        if part.exists() and not os.access(part, os.W_OK):
+            return part
+    if not os.access(path.parent, os.W_OK):
+        return path.parent
+    return None
 
 
 @contextmanager
