@@ -55,11 +55,31 @@ def test_a_working_tool_passes_every_check(gate: Gate) -> None:
     assert report.to_dict()["failed"] is None
 
 
-@pytest.mark.parametrize("name", ["1bad", "has space", "class", "_private", "web_search", "create_tool", ""])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "1bad",
+        "has space",
+        "class",
+        "_private",
+        "web_search",
+        "create_tool",
+        "",
+        "日期",
+        "dash-name",
+        "a" * 65,
+        "x" * 10_000,
+    ],
+)
 def test_bad_or_reserved_names_are_refused(gate: Gate, name: str) -> None:
     report = gate.check(spec(name=name))
     assert not report.ok and report.failed == "name"
-    assert report.reason and len(report.reason) > 20
+    assert report.reason and 20 < len(report.reason) < 250  # a 10,000-character name is not echoed whole
+
+
+def test_the_longest_name_model_apis_accept_passes_the_name_check(gate: Gate) -> None:
+    report = gate.check(spec(name="a" * 64))
+    assert report.failed != "name"
 
 
 @pytest.mark.parametrize(

@@ -188,8 +188,12 @@ def test_database_enforces_one_active_version(lib: ToolLibrary) -> None:
 
 
 def test_invalid_names_and_unserialisable_content_are_refused(lib: ToolLibrary) -> None:
-    with pytest.raises(LibraryError, match="identifier"):
+    with pytest.raises(LibraryError, match="not a tool name"):
         lib.add(spec(name="../evil"), provenance=PROV, gate={})
+    for name in ("日期", "a" * 65, "x" * 10_000):  # what model APIs refuse is never stored
+        with pytest.raises(LibraryError) as refused:
+            lib.add(spec(name=name), provenance=PROV, gate={})
+        assert len(str(refused.value)) < 250
     with pytest.raises(LibraryError, match="JSON"):
         lib.add(spec(), provenance=PROV, gate={"bad": object()})
     with pytest.raises(LibraryError, match="no version 5"):

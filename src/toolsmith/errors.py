@@ -128,7 +128,8 @@ class ToolNotFoundError(LibraryError):
 
     def __init__(self, name: str, version: int | None = None) -> None:
         what = f"{name}@{version}" if version is not None else name
-        super().__init__(f"No tool named {what!r} in the library.")
+        shown = repr(what) if len(what) <= 96 else repr(what[:96]) + "..."  # a 10,000-character name stays short
+        super().__init__(f"No tool named {shown} in the library.")
         self.name = name
         self.version = version
 

@@ -4,7 +4,8 @@ A bad tool in the library is worse than no tool, because every later task that r
 it inherits its errors. The gate therefore checks a proposed :class:`ToolSpec` in order
 and stops at the first failure:
 
-1. ``name``: a valid identifier, not a meta-tool name;
+1. ``name``: what model APIs accept (``^[a-zA-Z0-9_-]{1,64}$``) and a Python identifier,
+   not a meta-tool name;
 2. ``syntax``: the code parses, and ``run`` is a module-level function;
 3. ``parameters``: the JSON Schema is normalised (a bare properties map or a missing
    ``type: object`` is fixed) and agrees with ``run``'s signature, and ``test_args`` fit;
@@ -20,7 +21,6 @@ sentence a model can act on. The gate itself never writes anything.
 from __future__ import annotations
 
 import ast
-import keyword
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -28,7 +28,7 @@ from typing import Any
 
 from toolsmith.antimock import find_mock_data
 from toolsmith.generality import find_hardcoded_test_values
-from toolsmith.library.models import ToolSpec
+from toolsmith.library.models import ToolSpec, tool_name_problem
 from toolsmith.metatools import META_TOOL_NAMES
 from toolsmith.runtime import ToolRunner
 from toolsmith.sandbox.result import Blame, FailureKind
@@ -116,12 +116,9 @@ class Gate:
     # -- individual checks -------------------------------------------------------------
 
     def _check_name(self, name: str) -> GateCheck:
-        if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
-            return GateCheck(
-                "name",
-                False,
-                f"{name!r} is not a valid Python identifier; use snake_case such as get_exchange_rate.",
-            )
+        problem = tool_name_problem(name)
+        if problem is not None:
+            return GateCheck("name", False, problem + ".")
         if name.startswith("_"):
             return GateCheck("name", False, f"{name!r} starts with '_'; tool names must be public.")
         if name in self.reserved:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from toolsmith.errors import BundleError, ToolNotFoundError
 from toolsmith.library import signing
-from toolsmith.library.models import Provenance, Requirement, Status, ToolSpec, ToolVersion
+from toolsmith.library.models import Provenance, Requirement, Status, ToolSpec, ToolVersion, shown_name
 from toolsmith.library.store import ToolLibrary
 
 if TYPE_CHECKING:
@@ -340,7 +340,7 @@ def _tampering(folder: _Folder, manifest: dict[str, dict[str, Any]] | None) -> s
     """Why the folder's content cannot be trusted, or None when every hash checks out."""
     meta, name = folder.meta, folder.spec.name
     if folder.path.name != name and manifest is not None:
-        return f"the folder {folder.path.name!r} holds a tool named {name!r}"
+        return f"the folder {shown_name(folder.path.name)} holds a tool named {shown_name(name)}"
     if _sha256(folder.code_bytes) != meta["tool_py_sha256"]:
         return "tool.py does not match the sha256 recorded in tool.json (modified after export)"
     if folder.spec.content_hash() != meta["hash"]:

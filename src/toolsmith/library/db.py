@@ -144,8 +144,7 @@ def as_library_error(path: Path, exc: sqlite3.Error) -> Exception:
     if culprit is not None:
         hint = " (or, while no toolsmith runs, remove it: SQLite rebuilds it)" if culprit.name.endswith("-shm") else ""
         return LibraryPermissionError(
-            f"Tool library {path}: {exc}: {culprit} is not writable by this user. "
-            f"Fix its owner or permissions{hint}.",
+            f"Tool library {path}: {exc}: {culprit} is not writable by this user. Fix its owner or permissions{hint}.",
             path=culprit,
         )
     return LibraryError(f"Tool library {path}: {exc}")

@@ -10,12 +10,37 @@ from __future__ import annotations
 
 import hashlib
 import json
+import keyword
+import re
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any
 
 # A version's pins are the packages subsystem's record; the library re-exports it.
 from toolsmith.packages.requirement import Requirement as Requirement
+
+
+# What model APIs accept as a function name; a tool name is also a Python identifier.
+TOOL_NAME_PATTERN = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+NAME_ECHO_LIMIT = 100  # error messages show at most this much of a bad name
+
+
+def tool_name_problem(name: object) -> str | None:
+    """Why ``name`` cannot name a tool, or None when it can."""
+    if not isinstance(name, str) or not TOOL_NAME_PATTERN.fullmatch(name):
+        return (
+            f"{shown_name(name)} is not a tool name: use 1 to 64 ASCII letters, digits and "
+            f"underscores, in snake_case such as get_exchange_rate"
+        )
+    if not name.isidentifier() or keyword.iskeyword(name):
+        return f"{shown_name(name)} is not a valid Python identifier; use snake_case such as get_exchange_rate"
+    return None
+
+
+def shown_name(name: object) -> str:
+    """``name`` quoted for a message, cut to about :data:`NAME_ECHO_LIMIT` characters."""
+    text = repr(name)
+    return text if len(text) <= NAME_ECHO_LIMIT else text[: NAME_ECHO_LIMIT - 4] + "...'"
 
 
 class Status(str, Enum):

@@ -40,6 +40,7 @@ from toolsmith.library.models import (
     ToolSpec,
     ToolVersion,
     UsageStats,
+    tool_name_problem,
 )
 from toolsmith.library.rows import dumps, to_audit, to_stats, to_version
 from toolsmith.library.writes import (
@@ -229,8 +230,9 @@ class ToolLibrary:
     ) -> tuple[ToolVersion, bool]:
         """Like :meth:`add`, also saying whether a new version was created."""
         status = as_status(status)
-        if not spec.name.isidentifier():
-            raise LibraryError(f"Tool name {spec.name!r} is not a valid identifier.")
+        problem = tool_name_problem(spec.name)
+        if problem is not None:
+            raise LibraryError(f"Refused to store the tool: {problem}.")
         try:
             digest = spec.content_hash()
             gate_json = dumps(gate)
