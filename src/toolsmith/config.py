@@ -14,6 +14,7 @@ import math
 import os
 import sys
 from collections.abc import Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -271,7 +272,12 @@ def _int(value: Any, setting: str, *, minimum: int) -> int:
 
 
 def _float(value: Any, setting: str, *, maximum: float | None = None) -> float:
-    """A finite number >= 0 (TOML allows nan and inf; neither is a usable setting)."""
+    """A finite number >= 0, from the file or (as text) from the environment.
+
+    TOML and float() both accept nan and inf; neither is a usable setting."""
+    if isinstance(value, str):
+        with suppress(ValueError):  # text that is no number is refused below, as given
+            value = float(value.strip())
     ok = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) and value >= 0
     if not ok or (maximum is not None and value > maximum):
         limit = f" and <= {maximum:g}" if maximum is not None else ""

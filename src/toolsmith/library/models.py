@@ -19,7 +19,6 @@ from typing import Any
 # A version's pins are the packages subsystem's record; the library re-exports it.
 from toolsmith.packages.requirement import Requirement as Requirement
 
-
 # What model APIs accept as a function name; a tool name is also a Python identifier.
 TOOL_NAME_PATTERN = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 NAME_ECHO_LIMIT = 100  # error messages show at most this much of a bad name
