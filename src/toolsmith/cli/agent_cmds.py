@@ -115,7 +115,7 @@ def _run(tasks: list[str], options: RunOptions, *, demo: bool = False) -> Sessio
     except (ToolsmithError, OSError, KeyboardInterrupt) as exc:  # the run never started
         renderer.close()
         _write_unstarted(options.output, tasks, exc)
-        fail(str(exc), exit_code_for(exc), as_json=options.json_mode)
+        fail(str(exc) or "interrupted", exit_code_for(exc), as_json=options.json_mode)
     stopped: BaseException | None = None
     try:
         session.run()
