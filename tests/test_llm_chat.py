@@ -225,6 +225,7 @@ def test_attempts_are_bounded(server: ScriptedServer) -> None:
     assert server.request_count == 3
     assert recorder.sleeps == [1.0, 2.0]
     assert "3 attempt(s)" in str(info.value) and "test-key" not in str(info.value)
+    assert "TOOLSMITH_MODEL_MAX_ATTEMPTS" in str(info.value)
 
 
 def test_retries_stop_on_the_time_budget(server: ScriptedServer) -> None:
@@ -234,7 +235,7 @@ def test_retries_stop_on_the_time_budget(server: ScriptedServer) -> None:
         chat(server, recorder, retry=RetryPolicy(max_attempts=10, total_s=5.0)).complete(USER, [])
     # slept 1 then 2 (3 s on the fake clock); waiting 4 more would end past the 5 s budget
     assert recorder.sleeps == [1.0, 2.0] and info.value.attempts == 3
-    assert "3 attempt(s) in 3.0s" in str(info.value)
+    assert "3 attempt(s) in 3.0s" in str(info.value) and "TOOLSMITH_MODEL_RETRY_TOTAL_S" in str(info.value)
 
 
 @pytest.mark.parametrize("stream", [True, False])

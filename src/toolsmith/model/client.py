@@ -40,6 +40,7 @@ _EARLY_TIMEOUTS = ("ConnectTimeout", "PoolTimeout")
 _NOT_CONNECTED = ("ConnectError", "ConnectTimeout", "UnsupportedProtocol", "LocalProtocolError")
 TIMEOUT_SETTING = "model.timeout_s (TOOLSMITH_MODEL_TIMEOUT_S)"
 RETRY_SETTING = "model.retry_total_s (TOOLSMITH_MODEL_RETRY_TOTAL_S)"
+ATTEMPTS_SETTING = "model.max_attempts (TOOLSMITH_MODEL_MAX_ATTEMPTS)"
 
 
 class _Transient(Exception):
@@ -173,9 +174,10 @@ class ChatModel:
                 f"Not retried; last error: {failure.reason}."
             )
         else:
+            setting = ATTEMPTS_SETTING if why is Stop.ATTEMPTS else RETRY_SETTING
             message = (
                 f"{self._where()} kept failing: {tried}, last error: {failure.reason}. Try again later, "
-                f"check that the endpoint is up, or allow longer with {RETRY_SETTING}."
+                f"check that the endpoint is up, or allow more with {setting}."
             )
         return ModelRetryExhausted(
             message,
