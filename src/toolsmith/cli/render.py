@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from typing import Any, TextIO
 
 from rich.console import Console
@@ -129,7 +130,7 @@ class RichRenderer(PlainRenderer):
     def __call__(self, event: Event) -> None:
         if isinstance(event, ModelProgress):
             if self._status is not None:
-                self._status.update(f"model is answering… {progress_text(event)}")
+                self._status.update(_Ticking(f"model is answering… {progress_text(event)}"))
             return
         self._stop_spinner()
         if self.quiet and not isinstance(event, (FinalAnswer, TaskFinished)):
@@ -158,7 +159,7 @@ class RichRenderer(PlainRenderer):
 
     def _spin(self, message: str) -> None:
         if self.console.is_terminal and not self.quiet:
-            self._status = self.console.status(message)
+            self._status = self.console.status(_Ticking(message))
             self._status.start()
 
     def _stop_spinner(self) -> None:
@@ -168,6 +169,21 @@ class RichRenderer(PlainRenderer):
 
     def close(self) -> None:
         self._stop_spinner()
+
+
+class _Ticking:
+    """Spinner text with the seconds since it was set, redrawn by rich's own refresh: a wait
+    shows time passing even while no event arrives (counts that stop growing = a stall)."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+        self.since = time.monotonic()
+
+    def __rich__(self) -> str:
+        return f"{escape(self.message)} [dim]{time.monotonic() - self.since:.0f}s[/]"
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class JsonRenderer:
