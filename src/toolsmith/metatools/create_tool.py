@@ -6,7 +6,7 @@ The order of events matters. The ``verify_before_create`` guard
 code is refused outright, a close match to an active tool is reported back once so the
 model can reuse it or deliberately make a new version. Only then does the gate run
 ``run(**test_args)`` in the sandbox, and only a passing tool is written, carrying the
-task's package pins and its provenance.
+pins its own imports need and the sources that belong to them (:mod:`pins`).
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ from typing import Any
 
 from toolsmith.context import TaskContext
 from toolsmith.errors import ToolNotFoundError
+from toolsmith.index import normalize_name
 from toolsmith.library import Status, ToolVersion
 from toolsmith.library.models import Provenance, ToolSpec
+from toolsmith.metatools import pins
 from toolsmith.redaction import Redactor
 from toolsmith.replies import usable_code
 
@@ -107,9 +109,20 @@ def _spec(ctx: TaskContext, args: dict[str, Any]) -> ToolSpec:
         parameters=parameters if isinstance(parameters, dict) else {},
         code=usable_code(str(args["code"])),
         test_args=test_args if isinstance(test_args, dict) else {},
-        requirements=tuple(sorted(ctx.installed.values(), key=lambda r: r.name)),
+        requirements=pins.tool_requirements(usable_code(str(args["code"])), ctx.installed, _environment(ctx)),
         keywords=tuple(str(k)[:60] for k in keywords[:20]),
     )
+
+
+def _environment(ctx: TaskContext) -> pins.Environment | None:
+    env = getattr(ctx.sandbox, "env", None)
+    return env if env is not None and hasattr(env, "site_packages") and hasattr(env, "closure") else None
+
+
+def _sources(ctx: TaskContext, spec: ToolSpec) -> tuple[str, ...]:
+    used = {normalize_name(r.name) for r in spec.requirements}
+    unused = {normalize_name(name) for name in ctx.installed} - used
+    return pins.tool_sources(ctx.sources, used, unused)
 
 
 def _parent(ctx: TaskContext, name: str) -> ToolVersion | None:
@@ -128,7 +141,7 @@ def _store(ctx: TaskContext, spec: ToolSpec, gate: dict[str, Any]) -> ToolVersio
     provenance = Provenance(
         task=ctx.task,
         model=ctx.model_name,
-        sources=tuple(ctx.sources),
+        sources=_sources(ctx, spec),
         created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         session_id=ctx.session_id,
         origin="agent",
