@@ -202,6 +202,45 @@ def test_repeated_failing_call_gets_an_intervention(tmp_path: Path) -> None:
         assert "failed 3 times" in last["content"]
 
 
+def test_a_fourth_identical_failing_call_is_refused_without_running(tmp_path: Path) -> None:
+    failing = tool_call("code_interpreter", {"code": "raise SystemExit(2)"})
+    with rig(tmp_path) as r:
+        r.model.add(*[reply(failing) for _ in range(5)], final("cannot"))
+        r.agent().run_task("something impossible")
+        runs = [e for e in r.of_type("tool_result") if e.name == "code_interpreter"]
+        assert [e.data.get("exit_code") for e in runs[:3]] == [2, 2, 2]
+        assert all("refused" in e.data["error"] and "exit_code" not in e.data for e in runs[3:])
+        assert len(runs) == 5 and r.guards() == ["repeat"] * 3  # told once, then refused twice
+        other = tool_call("code_interpreter", {"code": "print(7)"})
+        r.model.add(reply(other), final("7"))
+        r.agent().run_task("something else", index=1)  # a new task starts a new count
+        assert r.of_type("tool_result")[-1].data["stdout"].strip() == "7"
+
+
+def test_calls_past_the_per_turn_cap_are_refused_and_the_prompt_says_so(tmp_path: Path) -> None:
+    with rig(tmp_path, max_calls_per_turn=2) as r:
+        calls = [tool_call("code_interpreter", {"code": f"print({i})"}, id=f"c{i}") for i in range(4)]
+        r.model.add(reply(*calls), final("done"))
+        r.agent().run_task("print four numbers")
+        results = [e for e in r.of_type("tool_result") if e.name == "code_interpreter"]
+        assert [e.data.get("stdout", "").strip() for e in results] == ["0", "1", "", ""]
+        assert all("at most 2 tool calls run per reply" in e.data["error"] for e in results[2:])
+        assert "at most 2 tool calls per reply" in r.model.requests[0][0][0]["content"]
+
+
+def test_a_near_miss_in_the_library_does_not_block_web_search(tmp_path: Path) -> None:
+    task = "Write a Klingon poem about calendar dates"
+    with rig(tmp_path) as r:
+        r.model.add(*evolve_script())
+        r.agent().run_task("days between 2020-01-01 and 2020-03-01")
+        assert [h.tool.name for h in r.library.search(task, floor=0)] == ["days_between"]  # BM25 alone hits
+        r.events.clear()
+        r.model.add(reply(tool_call("web_search", {"query": "klingon poetry generator"})), final("none found"))
+        r.agent().run_task(task, index=1)
+        assert r.guards() == [] and r.web.searches[-1] == "klingon poetry generator"
+        assert "no stored tool matched" in r.model.requests[-2][0][1]["content"]
+
+
 def test_budget_ends_the_task_honestly(tmp_path: Path) -> None:
     with rig(tmp_path, max_steps=3) as r:
         r.model.add(*[reply(tool_call("code_interpreter", {"code": "print(1)"})) for _ in range(3)])

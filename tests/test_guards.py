@@ -77,6 +77,7 @@ def test_a_guards_limit_bounds_its_reminders(tmp_path: Path) -> None:
 def test_the_standard_set_runs_in_its_documented_order_and_names_are_unique() -> None:
     names = GuardSet(standard_guards()).names
     assert names == [
+        "turn_cap",
         "unlocking",
         "reuse_first",
         "verify_before_create",
@@ -88,7 +89,7 @@ def test_the_standard_set_runs_in_its_documented_order_and_names_are_unique() ->
         "grounding",
     ]
     with pytest.raises(ValueError, match="unique: nudge"):
-        GuardSet([*standard_guards(), standard_guards()[6]])
+        GuardSet([*standard_guards(), standard_guards()[7]])
 
 
 def test_guard_state_is_on_the_task_context(tmp_path: Path) -> None:

@@ -155,7 +155,7 @@ class Agent:
             toolbox=Toolbox(ctx, self.guards),
             events=events,
             messages=[
-                {"role": "system", "content": prompts.SYSTEM_PROMPT},
+                {"role": "system", "content": prompts.system_prompt(self.settings.max_calls_per_turn)},
                 {"role": "user", "content": task},
             ],
         )

@@ -90,6 +90,7 @@ class Settings:
     max_tokens: int = 0
     max_wall_s: float = 0.0
     max_nudges: int = 2
+    max_calls_per_turn: int = 10  # tool calls run per model reply; the rest are refused
     # the tool library: None is the SQLite file in the home; else a library URL
     library_url: str | None = None
     # model price table: model name -> (input, output) in currency units per million tokens
@@ -157,7 +158,7 @@ CONFIG_KEYS: dict[str, frozenset[str] | None] = {
     "sandbox": frozenset({"backend", "bwrap_path", "network", *(f.name for f in fields(Limits))}),
     "packages": frozenset({"index_url", "allow", "only_binary"}),
     "search": frozenset({"backends", "searxng_url"}),
-    "budget": frozenset({"max_steps", "max_tokens", "max_wall_s", "max_nudges"}),
+    "budget": frozenset({"max_steps", "max_tokens", "max_wall_s", "max_nudges", "max_calls_per_turn"}),
     "mcp": frozenset({"token"}),
     "library": frozenset({"url"}),
     "model": frozenset(MODEL_ENV),
@@ -198,6 +199,9 @@ def _from_layers(home: Path, data: dict[str, Any], env: Mapping[str, str]) -> Se
         "max_tokens": _int(budget.get("max_tokens", d.max_tokens), "budget.max_tokens", minimum=0),
         "max_wall_s": _float(budget.get("max_wall_s", d.max_wall_s), "budget.max_wall_s"),
         "max_nudges": _int(budget.get("max_nudges", d.max_nudges), "budget.max_nudges", minimum=0),
+        "max_calls_per_turn": _int(
+            budget.get("max_calls_per_turn", d.max_calls_per_turn), "budget.max_calls_per_turn", minimum=1
+        ),
         "prices": _prices(_table(data, "prices")),
         "library_url": _library_url(env, _table(data, "library")),
         "model": _model_settings(_table(data, "model"), env),

@@ -38,6 +38,14 @@ or service behind it).
 """
 
 
+def system_prompt(max_calls_per_turn: int) -> str:
+    """The system prompt, with the limits the program enforces."""
+    return (
+        f"{SYSTEM_PROMPT}- Make at most {max_calls_per_turn} tool calls per reply: calls beyond that are "
+        "refused without running.\n"
+    )
+
+
 def pre_retrieval_note(hits: list[dict[str, Any]]) -> str:
     """What the program tells the model after searching the library for the task itself."""
     if not hits:

@@ -5,7 +5,8 @@ with a list of them (:func:`standard_guards` by default), and
 :class:`~toolsmith.guards.base.GuardSet` calls them at fixed hook points. The standard
 set, in the order they are asked:
 
-* before a tool call: ``unlocking``, ``reuse_first``, ``verify_before_create``;
+* before a tool call: ``turn_cap``, ``unlocking``, ``reuse_first``,
+  ``verify_before_create``, ``repeat``;
 * after a tool result: ``repeat``;
 * before a final answer: ``truncated``, ``empty_reply``, ``nudge``, ``language``,
   ``grounding``.
@@ -24,6 +25,7 @@ from toolsmith.guards.nudge import Nudge
 from toolsmith.guards.repeat import Repeat
 from toolsmith.guards.reply import EmptyReply, Truncated
 from toolsmith.guards.reuse_first import ReuseFirst
+from toolsmith.guards.turn_cap import TurnCap
 from toolsmith.guards.unlocking import Unlocking
 from toolsmith.guards.verify import VerifyBeforeCreate
 
@@ -31,6 +33,7 @@ from toolsmith.guards.verify import VerifyBeforeCreate
 def standard_guards() -> list[Guard[Any]]:
     """The guards every agent runs unless it is built with its own list."""
     return [
+        TurnCap(),
         Unlocking(),
         ReuseFirst(),
         VerifyBeforeCreate(),
@@ -55,6 +58,7 @@ __all__ = [
     "Repeat",
     "ReuseFirst",
     "Truncated",
+    "TurnCap",
     "Unlocking",
     "VerifyBeforeCreate",
     "call_key",

@@ -1,4 +1,9 @@
-"""``repeat``: the same failing call, made again and again, ends with an intervention."""
+"""``repeat``: the same failing call, made again and again, is stopped.
+
+After the third identical failure (same tool, same arguments) in a task the result says
+so, and a fourth identical call is refused without running: an identical failing call
+once ran 20 times in the sandbox. A success of that call clears its count.
+"""
 
 from __future__ import annotations
 
@@ -22,7 +27,19 @@ class Repeat(Guard[Counter[str]]):
     def new_state(self) -> Counter[str]:
         return Counter()
 
+    def before_call(self, ctx: TaskContext, call: Call) -> str | None:
+        failed = self.state(ctx)[call.key]
+        if failed < self.repeat_limit:
+            return None
+        return (
+            f"{call.name} refused: this exact call already failed {failed} times in this task, so it "
+            "was not run again. Change the arguments, try another library or approach, or tell "
+            "the user honestly that it cannot be done."
+        )
+
     def after_result(self, ctx: TaskContext, call: Call, result: dict[str, Any]) -> str | None:
+        if result.get("guard") == self.name:
+            return None  # its own refusal: the call did not run, nothing new to count
         failures = self.state(ctx)
         if result.get("ok"):
             failures.pop(call.key, None)
