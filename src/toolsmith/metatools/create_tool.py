@@ -19,10 +19,10 @@ from typing import Any
 
 from toolsmith.context import TaskContext
 from toolsmith.errors import ToolNotFoundError
-from toolsmith.index import normalize_name
 from toolsmith.library import Status, ToolVersion
 from toolsmith.library.models import Provenance, ToolSpec
 from toolsmith.metatools import pins
+from toolsmith.packages.index import normalize_name
 from toolsmith.redaction import Redactor
 from toolsmith.replies import usable_code
 

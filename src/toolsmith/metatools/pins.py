@@ -18,9 +18,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Protocol
 
-from toolsmith.index import normalize_name
 from toolsmith.library import Requirement
-from toolsmith.sandbox.packages import Request
+from toolsmith.packages.index import normalize_name
+from toolsmith.packages.policy import Request
 
 _STDLIB = frozenset(sys.stdlib_module_names)
 
