@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from agent_helpers import VERIFY, answer_from_tool, create_days_tool, evolve_script, rig
+from agent_helpers import VERIFY, answer_from_tool, create_days_tool, evolve_script, last_tool_result, rig
+from toolsmith import prompts
 from toolsmith.errors import ModelConfigError
 from toolsmith.library import Status
 from toolsmith.testing import final, reply, tool_call
@@ -239,6 +241,43 @@ def test_a_near_miss_in_the_library_does_not_block_web_search(tmp_path: Path) ->
         r.agent().run_task(task, index=1)
         assert r.guards() == [] and r.web.searches[-1] == "klingon poetry generator"
         assert "no stored tool matched" in r.model.requests[-2][0][1]["content"]
+
+
+def answer_in_chinese(messages: list[dict[str, Any]], tools: Any = None) -> Any:
+    result = last_tool_result(messages)
+    return final(f"相差 {result['result']['days']} 天（来源：{result['source']}）")
+
+
+def test_a_small_library_is_listed_whole_so_a_chinese_task_reuses_in_two_calls(tmp_path: Path) -> None:
+    task = "2021年1月1日到2021年12月31日之间有多少天？"
+    with rig(tmp_path) as r:
+        r.model.add(*evolve_script())
+        r.agent().run_task("days between 2020-01-01 and 2020-03-01")
+        assert r.library.search(task) == []  # the Chinese task shares no word with the English tool
+        r.events.clear()
+        r.model.add(reply(tool_call("days_between", {"start": "2021-01-01", "end": "2021-12-31"})), answer_in_chinese)
+        result = r.agent().run_task(task, index=1)
+        assert result.model_calls == 2 and "364" in result.answer and "grounding" not in r.guards()
+        first = r.model.requests[-2][0][1]["content"]
+        assert "- days_between: Count the days between two ISO dates." in first
+
+
+def test_the_catalogue_is_bounded_and_left_out_above_its_size(tmp_path: Path) -> None:
+    with rig(tmp_path, catalogue_max_tools=1) as r:
+        r.model.add(*evolve_script())
+        r.agent().run_task("days between 2020-01-01 and 2020-03-01")
+        r.model.add(final("ok"))
+        r.agent().run_task("anything", index=1)
+        assert "The whole tool library" in r.model.requests[-1][0][1]["content"]
+    with rig(tmp_path / "two", catalogue_max_tools=0) as r:
+        r.model.add(*evolve_script())
+        r.agent().run_task("days between 2020-01-01 and 2020-03-01")
+        r.model.add(final("ok"))
+        r.agent().run_task("anything", index=1)
+        assert "The whole tool library" not in r.model.requests[-1][0][1]["content"]
+    tools = [(f"tool_{i}", f"Does thing number {i} with a long description.\nSecond line.") for i in range(100)]
+    note = prompts.catalogue_note(tools, 1000)
+    assert len(note) <= 1000 and "more: search_tools finds them" in note and "Second line" not in note
 
 
 def test_budget_ends_the_task_honestly(tmp_path: Path) -> None:

@@ -34,7 +34,7 @@ from toolsmith.events import (
 )
 from toolsmith.gate import Gate
 from toolsmith.guards import Draft, Guard, GuardSet, standard_guards
-from toolsmith.library import ToolLibrary
+from toolsmith.library import Status, ToolLibrary
 from toolsmith.model import Model, ModelReply, Usage
 from toolsmith.redaction import encodable
 from toolsmith.replies import normalise_reply, strip_thinking
@@ -162,7 +162,22 @@ class Agent:
         ctx.send(TaskStarted(task=index, text=task, session_id=self.session_id))
         if self.pre_retrieval:
             self._pre_retrieve(loop)
+        self._show_catalogue(loop)
         return loop
+
+    def _show_catalogue(self, loop: _Loop) -> None:
+        """List a small library whole in the first request, so the model matches across
+        languages and paraphrases itself; a larger one is left to search."""
+        limit = self.settings.catalogue_max_tools
+        if limit <= 0 or not 0 < len(self.library) <= limit:
+            return
+        tools = [t for t in self.library.list_tools() if t.status is Status.ACTIVE]
+        if not tools:
+            return
+        for tool in tools:
+            loop.ctx.unlock(tool)  # shown by the program, as a search hit would be
+        note = prompts.catalogue_note([(t.name, t.spec.description) for t in tools], self.settings.catalogue_max_chars)
+        loop.messages[1]["content"] = f"{loop.messages[1]['content']}\n\n{note}"
 
     def _pre_retrieve(self, loop: _Loop) -> None:
         """Search the library for the task before the model speaks, and say what was found."""

@@ -93,6 +93,9 @@ class Settings:
     max_calls_per_turn: int = 10  # tool calls run per model reply; the rest are refused
     # the tool library: None is the SQLite file in the home; else a library URL
     library_url: str | None = None
+    # a library of at most this many tools is listed whole in a task's first request
+    catalogue_max_tools: int = 12
+    catalogue_max_chars: int = 3000
     # model price table: model name -> (input, output) in currency units per million tokens
     prices: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     # the model endpoint: timeouts, retries, streaming
@@ -204,6 +207,12 @@ def _from_layers(home: Path, data: dict[str, Any], env: Mapping[str, str]) -> Se
         ),
         "prices": _prices(_table(data, "prices")),
         "library_url": _library_url(env, _table(data, "library")),
+        "catalogue_max_tools": _int(
+            _table(data, "library").get("catalogue_max_tools", 12), "library.catalogue_max_tools", minimum=0
+        ),
+        "catalogue_max_chars": _int(
+            _table(data, "library").get("catalogue_max_chars", 3000), "library.catalogue_max_chars", minimum=200
+        ),
         "model": _model_settings(_table(data, "model"), env),
     }
     return Settings(home=home, **values)

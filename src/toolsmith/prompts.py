@@ -69,6 +69,29 @@ def pre_retrieval_note(hits: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def catalogue_note(tools: list[tuple[str, str]], max_chars: int) -> str:
+    """The small library's catalogue: one line per tool, name and the first line of its
+    description, within ``max_chars`` (the tools that do not fit are counted, not listed)."""
+    head = (
+        "[toolsmith] The whole tool library, unlocked (callable now). A tool may fit even when "
+        "the task is worded differently or in another language:"
+    )
+    tail = "If one fits, call it with the task's arguments and answer from its output."
+    lines, used, left = [head], len(head) + len(tail) + 50, 0  # 50: the "and N more" line
+    for name, description in tools:
+        first = " ".join(description.strip().splitlines()[0].split()) if description.strip() else ""
+        line = f"- {name}: {first[:160]}"
+        if used + len(line) + 1 > max_chars:
+            left += 1
+            continue
+        lines.append(line)
+        used += len(line) + 1
+    if left:
+        lines.append(f"(and {left} more: search_tools finds them)")
+    lines.append(tail)
+    return "\n".join(lines)
+
+
 EMPTY_REPLY_NOTE = "Reply with a tool call, or with your final answer as text."
 
 TRUNCATED_NOTE = (
