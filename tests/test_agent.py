@@ -12,6 +12,7 @@ from agent_helpers import VERIFY, answer_from_tool, create_days_tool, evolve_scr
 from toolsmith import prompts
 from toolsmith.errors import ModelConfigError
 from toolsmith.library import Status
+from toolsmith.metatools.create_tool import task_arguments
 from toolsmith.testing import final, reply, tool_call
 from toolsmith.toolbox import RESULT_CHARS
 
@@ -278,6 +279,18 @@ def test_the_catalogue_is_bounded_and_left_out_above_its_size(tmp_path: Path) ->
     tools = [(f"tool_{i}", f"Does thing number {i} with a long description.\nSecond line.") for i in range(100)]
     note = prompts.catalogue_note(tools, 1000)
     assert len(note) <= 1000 and "more: search_tools finds them" in note and "Second line" not in note
+
+
+def test_create_tool_result_offers_its_test_output_when_it_used_the_task_arguments(tmp_path: Path) -> None:
+    assert task_arguments("days between 2020-01-01 and 2020-03-01", {"start": "2020-01-01", "end": "2020-03-01"})
+    assert not task_arguments("days between 2020-01-01 and 2020-03-01", {"start": "2021-01-01", "end": "2020-03-01"})
+    assert task_arguments("Write 5000 seconds in words", {"seconds": 5000, "full": True})
+    assert not task_arguments("anything", {})
+    with rig(tmp_path) as r:
+        r.model.add(*evolve_script())
+        r.agent().run_task("days between 2020-01-01 and 2020-03-01")
+        created = next(e.data for e in r.of_type("tool_result") if e.name == "create_tool")
+        assert created["test_result"] == {"days": 60} and "answer from it" in created["note"]
 
 
 def test_budget_ends_the_task_honestly(tmp_path: Path) -> None:

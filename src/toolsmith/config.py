@@ -96,6 +96,8 @@ class Settings:
     # a library of at most this many tools is listed whole in a task's first request
     catalogue_max_tools: int = 12
     catalogue_max_chars: int = 3000
+    # least share of a task's intent words a stored tool must cover to be found (0: BM25 alone)
+    search_floor: float = 0.3
     # model price table: model name -> (input, output) in currency units per million tokens
     prices: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     # the model endpoint: timeouts, retries, streaming
@@ -210,6 +212,7 @@ def _from_layers(home: Path, data: dict[str, Any], env: Mapping[str, str]) -> Se
         "catalogue_max_tools": _int(
             _table(data, "library").get("catalogue_max_tools", 12), "library.catalogue_max_tools", minimum=0
         ),
+        "search_floor": _float(_table(data, "library").get("search_floor", 0.3), "library.search_floor"),
         "catalogue_max_chars": _int(
             _table(data, "library").get("catalogue_max_chars", 3000), "library.catalogue_max_chars", minimum=200
         ),

@@ -25,7 +25,8 @@ this task. A run that prints nothing verifies nothing.
 get_exchange_rate(base, quote) rather than get_usd_to_eur. Its run(...) must call the library \
 at run time and return JSON-serialisable data. Give real test_args, and keywords in English and \
 in the task's language.
-5. Call the new tool with the task's arguments and answer from its output.
+5. Call the new tool with the task's arguments and answer from its output. When create_tool says \
+its test run used the task's own arguments, its test_result is that output: answer from it.
 
 Rules:
 - "Real data" is whatever the task needs: a date calculation, a unit conversion, a price, a \

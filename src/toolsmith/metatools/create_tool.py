@@ -94,8 +94,28 @@ def handle(ctx: TaskContext, args: dict[str, Any]) -> dict[str, Any]:
         "hash": stored.hash,
         "requirements": [r.pin for r in stored.spec.requirements],
         "test_result": report.result,
-        "note": f"{stored.ref} passed the gate and is stored. Call it now with the task's arguments.",
+        "note": _stored_note(ctx, stored),
     }
+
+
+def _stored_note(ctx: TaskContext, stored: ToolVersion) -> str:
+    """What to do next: answer from the test run when it used the task's own arguments."""
+    if task_arguments(ctx.task, stored.spec.test_args):
+        return (
+            f"{stored.ref} passed the gate and is stored. Its test run used this task's own arguments, "
+            "so test_result is the tool's real output for the task: answer from it (no need to call "
+            "the tool again)."
+        )
+    return f"{stored.ref} passed the gate and is stored. Call it now with the task's arguments."
+
+
+def task_arguments(task: str, test_args: dict[str, Any]) -> bool:
+    """Whether every test argument's value appears in the task text (so the test run answered it)."""
+    values = [v for v in test_args.values() if v is not None and not isinstance(v, bool)]
+    if not values:
+        return False
+    folded = " ".join(task.lower().split())
+    return all(isinstance(v, (str, int, float)) and str(v).strip().lower() in folded for v in values)
 
 
 def _spec(ctx: TaskContext, args: dict[str, Any]) -> ToolSpec:

@@ -36,7 +36,7 @@ SCHEMA: dict[str, Any] = {
 
 def handle(ctx: TaskContext, args: dict[str, Any]) -> dict[str, Any]:
     limit = _limit(args.get("limit"))
-    hits = ctx.library.search(str(args["query"]), limit=limit)
+    hits = ctx.library.search(str(args["query"]), limit=limit, floor=ctx.settings.search_floor)
     for hit in hits:
         ctx.unlock(hit.tool)
         ctx.search_hits.add(hit.tool.name)
