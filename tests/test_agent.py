@@ -78,7 +78,8 @@ def test_reuse_first_guard_refuses_web_search_before_search_tools(tmp_path: Path
 
 
 def test_unlocking_guard_requires_search_before_calling_a_library_tool(tmp_path: Path) -> None:
-    with rig(tmp_path) as r:
+    # past the catalogue's size (here: no catalogue), only search unlocks a stored tool
+    with rig(tmp_path, catalogue_max_tools=0) as r:
         r.model.add(*evolve_script())
         r.agent().run_task("days between 2020-01-01 and 2020-03-01")
         r.model.add(
