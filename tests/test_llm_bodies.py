@@ -108,3 +108,19 @@ def test_a_deep_argument_from_the_endpoint_reaches_the_loop_as_text(server: Scri
     got = model_for(server, stream=True).complete(USER, [])
     assert got.tool_calls[0].arguments == arguments and len(arguments) > 1000
     assert "nested too deeply" in (parse_arguments(got.tool_calls[0].arguments)[1] or "")
+
+
+def test_events_cut_data_nested_too_deeply() -> None:
+    """A tool (or a model) may hand back anything; recording and showing it must not recurse without end."""
+    from toolsmith.events import CUT, ToolCalled, ToolResult
+
+    nested: list[Any] = []
+    inner = nested
+    for _ in range(10_000):
+        inner.append([])
+        inner = inner[0]
+    result = ToolResult(task=0, step=1, call_id="c", name="t", ok=True, summary="s", wall_s=0.1, data={"x": nested})
+    text = json.dumps(result.to_dict())
+    assert CUT in text and text.count("[") < 100
+    called = ToolCalled(task=0, step=1, call_id="c", name="t", arguments={"a": (1, {"b": 2})})
+    assert called.to_dict()["arguments"] == {"a": (1, {"b": 2})}  # shallow data is unchanged

@@ -9,8 +9,28 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, ClassVar
+
+MAX_DEPTH = 64
+CUT = "[nested too deeply]"
+
+
+def bounded(value: Any, depth: int = 0) -> Any:
+    """``value`` as plain data (dataclasses as dicts), with anything deeper than MAX_DEPTH cut."""
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if depth >= MAX_DEPTH:
+        return CUT
+    if isinstance(value, dict):
+        return {key: bounded(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, list):
+        return [bounded(item, depth + 1) for item in value]
+    if isinstance(value, tuple):
+        return tuple(bounded(item, depth + 1) for item in value)
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: bounded(getattr(value, f.name), depth + 1) for f in fields(value)}
+    return value
 
 
 @dataclass(frozen=True)
@@ -22,7 +42,9 @@ class Event:
     at: float = field(default_factory=time.time, kw_only=True)
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        """This event as plain data; values nested past :data:`MAX_DEPTH` are cut off, so
+        whatever a model or a tool sent cannot break the code that records or shows it."""
+        data = {f.name: bounded(getattr(self, f.name)) for f in fields(self)}
         data["type"] = self.type
         return data
 
