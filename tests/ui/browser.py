@@ -63,9 +63,13 @@ class Server:
 
 
 @contextmanager
-def ui_server(home: Path, token: str, *, deadline_s: float = 60) -> Iterator[Server]:
-    """``toolsmith ui --port 0`` on ``home``, with ``token`` given through the environment."""
-    env = {**os.environ, "TOOLSMITH_HOME": str(home), "TOOLSMITH_UI_TOKEN": token}
+def ui_server(home: Path, token: str | None, *, deadline_s: float = 60) -> Iterator[Server]:
+    """``toolsmith ui --port 0`` on ``home``, with ``token`` given through the environment
+    (None: the server generates one and prints it)."""
+    env = {k: v for k, v in os.environ.items() if k != "TOOLSMITH_UI_TOKEN"}
+    env["TOOLSMITH_HOME"] = str(home)
+    if token is not None:
+        env["TOOLSMITH_UI_TOKEN"] = token
     process = subprocess.Popen(
         [sys.executable, "-m", "toolsmith", "ui", "--port", "0"],
         stdout=subprocess.PIPE,
@@ -84,7 +88,7 @@ def ui_server(home: Path, token: str, *, deadline_s: float = 60) -> Iterator[Ser
             pytest.fail(f"toolsmith ui did not start: {''.join(output)}{process.stdout.read().decode()}")
         output.append(line)
         if line.startswith("toolsmith ui: "):
-            url = line.split()[2].rstrip("/")
+            url = line.split()[2].split("?")[0].rstrip("/")
     server = Server(process, url, output)
     try:
         yield server
