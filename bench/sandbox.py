@@ -11,7 +11,12 @@ Part 2 times creating a package environment and installing one small package
 for every trial, so uv's cache cannot help it; "warm" reuses one cache directory across
 trials (fresh environment each time). Target: uv >= 5x faster.
 
+Part 3 (``bench/sandbox_warm.py``) times stored-tool calls cold against warm, in process
+and over MCP, for a trivial tool and one importing ``--warm-package`` (installed from the
+package index first). Target: warm median <= 5 ms (trivial) and <= 10 ms (package).
+
     python bench/sandbox.py [--runs 40] [--installs 3] [--package humanize] [--skip-install]
+                            [--warm-runs 30] [--warm-package pandas] [--skip-warm]
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from sandbox_warm import bench_warm
 from toolsmith.config import Settings
 from toolsmith.packages.env import PackageEnv, find_uv
 from toolsmith.runtime import Sandbox
@@ -170,10 +176,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--installs", type=int, default=3)
     parser.add_argument("--package", default="humanize")
     parser.add_argument("--skip-install", action="store_true")
+    parser.add_argument("--warm-runs", type=int, default=30)
+    parser.add_argument("--warm-package", default="pandas", help="distribution the package tool imports")
+    parser.add_argument("--warm-module", default="", help="its import name, when it differs")
+    parser.add_argument("--skip-warm", action="store_true")
     args = parser.parse_args(argv)
     ok = bench_backends(args.runs)
     if not args.skip_install:
         ok = bench_installs(args.package, args.installs) and ok
+    if not args.skip_warm:
+        module = args.warm_module or args.warm_package.replace("-", "_")
+        ok = bench_warm(args.warm_runs, args.warm_package, module, print_table) and ok
     print("\nall targets met" if ok else "\nsome targets missed")
     return 0 if ok else 1
 

@@ -76,6 +76,8 @@ class Settings:
     bwrap_path: str = ""  # auto | system | bundled | a path (see sandbox.bwrap_binary)
     network: bool = True
     limits: Limits = field(default_factory=Limits)
+    warm_workers: int = 4  # warm tool workers kept per process (0: every call cold)
+    warm_idle_s: float = 300.0  # a worker idle this long is stopped
     # mcp: the bearer token HTTP clients must send (see toolsmith.mcp_auth)
     mcp_token: str = field(default="", repr=False)
     # packages
@@ -160,7 +162,9 @@ def read_config_file(path: Path, *, required: bool = False) -> dict[str, Any]:
 # unknown keys are refused with the nearest known one, so a typo is never silently ignored.
 CONFIG_KEYS: dict[str, frozenset[str] | None] = {
     "": frozenset({"review", "quarantine_after", "dedup_threshold", "pre_retrieval"}),
-    "sandbox": frozenset({"backend", "bwrap_path", "network", *(f.name for f in fields(Limits))}),
+    "sandbox": frozenset(
+        {"backend", "bwrap_path", "network", "warm_workers", "warm_idle_s", *(f.name for f in fields(Limits))}
+    ),
     "packages": frozenset({"index_url", "allow", "only_binary"}),
     "search": frozenset({"backends", "searxng_url"}),
     "budget": frozenset({"max_steps", "max_tokens", "max_wall_s", "max_nudges", "max_calls_per_turn"}),
@@ -195,6 +199,8 @@ def _from_layers(home: Path, data: dict[str, Any], env: Mapping[str, str]) -> Se
         "mcp_token": str(env.get("TOOLSMITH_MCP_TOKEN") or _table(data, "mcp").get("token", d.mcp_token)),
         "network": _bool(env.get("TOOLSMITH_NETWORK", sandbox.get("network", d.network)), "sandbox.network"),
         "limits": limits,
+        "warm_workers": _int(sandbox.get("warm_workers", d.warm_workers), "sandbox.warm_workers", minimum=0),
+        "warm_idle_s": _float(sandbox.get("warm_idle_s", d.warm_idle_s), "sandbox.warm_idle_s"),
         "index_url": env.get("TOOLSMITH_INDEX_URL") or packages.get("index_url") or d.index_url,
         "allow_packages": tuple(_str_list(packages.get("allow", list(d.allow_packages)), "packages.allow")),
         "only_binary": _bool(packages.get("only_binary", d.only_binary), "packages.only_binary"),

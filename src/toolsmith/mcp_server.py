@@ -111,6 +111,10 @@ class LibraryTools:
         entries = self.library.audit_log(limit=1)
         return entries[-1].id if entries else 0
 
+    def retire_unserved(self) -> None:
+        """Stop the warm workers of tools that are no longer served (quarantined, superseded)."""
+        self.sandbox.retire_warm([t.spec.code for t in self.active()])
+
     def active_set(self) -> ActiveSet:
         return frozenset((t.name, t.version, t.hash) for t in self.active())
 
@@ -135,6 +139,7 @@ class LibraryTools:
                 runner=self.sandbox,
                 actor=actor,
                 quarantine_after=self.settings.quarantine_after,
+                warm=True,  # a stored tool is called again and again
             )
         except SandboxUnavailableError as exc:
             return refusal(
@@ -300,6 +305,7 @@ class ListChangeWatcher:
         await self.prime()
         while True:
             await anyio.sleep(self.interval_s)
+            await anyio.to_thread.run_sync(self.tools.sandbox.reap_warm)
             if self.has_audience:
                 await self.check()
 
@@ -317,6 +323,7 @@ class ListChangeWatcher:
         if active == self._active:
             return False  # a change that did not touch the served set (e.g. a pending version)
         self._active = active
+        await anyio.to_thread.run_sync(self.tools.retire_unserved)
         await self.notify()
         return True
 
@@ -413,8 +420,8 @@ def serve(settings: Settings, options: ServeOptions, *, solver: TaskSolver | Non
         raise ConfigError(f"Unknown transport {options.transport!r}: use stdio or http.", setting="--transport")
     configure_logging()
     library = ToolLibrary.open(settings)
+    sandbox = Sandbox(settings)
     try:
-        sandbox = Sandbox(settings)
         sandbox.prepare()  # the not-isolated warning, if any, before the server's own lines
         tools = LibraryTools(settings, library, sandbox)
         watcher = ListChangeWatcher(tools, interval_s=options.poll_interval_s, always=options.transport == "stdio")
@@ -427,6 +434,7 @@ def serve(settings: Settings, options: ServeOptions, *, solver: TaskSolver | Non
             log.info("serving %d tools from %s over stdio", len(tools.active()), library.display)
             anyio.run(_serve_stdio, server, watcher)
     finally:
+        sandbox.close()
         library.close()
 
 

@@ -12,7 +12,7 @@ environment mounted read only.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -21,6 +21,7 @@ from toolsmith.packages.env import PackageEnv, SyncReport
 from toolsmith.packages.requirement import Requirement
 from toolsmith.sandbox import ExecResult, FailureKind, Isolation, ToolCallResult, describe
 from toolsmith.sandbox.backend import Backend
+from toolsmith.sandbox.warm import env_stamp
 
 if TYPE_CHECKING:
     from toolsmith.config import Settings
@@ -66,6 +67,7 @@ class Sandbox:
         self.settings = settings
         self.env = env or PackageEnv(settings, index=index)
         self.isolation = Isolation(settings, backend=backend, env=self.env)
+        self._synced: set[tuple[tuple[str, ...], str]] = set()
 
     @property
     def backend(self) -> Backend:
@@ -104,25 +106,51 @@ class Sandbox:
         requirements: Sequence[Requirement] = (),
         network: bool | None = None,
         timeout_s: float | None = None,
+        warm: bool = False,
     ) -> ToolCallResult:
         """Call ``run(**args)`` of a tool's code and decode what it returned.
 
         Missing ``requirements`` are synced into the environment first; a sync that is
         refused or fails comes back as a failed result with ``FailureKind.INSTALL``, a
-        sandbox that cannot be built as one with ``FailureKind.SANDBOX``.
+        sandbox that cannot be built as one with ``FailureKind.SANDBOX``. ``warm`` asks
+        for a warm worker (see :meth:`toolsmith.sandbox.Isolation.call_tool`).
         """
         self.backend  # noqa: B018 - choose the backend (and warn) before a slow sync
         synced: tuple[dict[str, Any], ...] = ()
         if requirements:
             try:
-                report = self.env.sync(requirements)
+                synced = self._sync_once(requirements)
             except PackageError as exc:
                 return ToolCallResult(
                     ok=False, error=f"the tool's packages could not be installed: {exc}", error_type=FailureKind.INSTALL
                 )
-            synced = tuple(r.to_dict() for r in report.installed)
-        outcome = self.isolation.call_tool(code, args, network=network, timeout_s=timeout_s)
+        outcome = self.isolation.call_tool(code, args, network=network, timeout_s=timeout_s, warm=warm)
         return replace(outcome, installed=synced) if synced else outcome
+
+    def _sync_once(self, requirements: Sequence[Requirement]) -> tuple[dict[str, Any], ...]:
+        """Sync ``requirements``, unless they were complete in this very state of the environment.
+
+        Reading every distribution's metadata costs more than a warm call; an install or a
+        removal moves the environment's stamp, and the check runs again.
+        """
+        pins = tuple(sorted(f"{r.pin} {r.sha256 or ''}" for r in requirements))
+        if (pins, env_stamp(self.env.path)) in self._synced:
+            return ()
+        report = self.env.sync(requirements)
+        self._synced.add((pins, env_stamp(self.env.path)))
+        return tuple(r.to_dict() for r in report.installed)
+
+    def retire_warm(self, keep_codes: Iterable[str]) -> int:
+        """Stop warm workers whose code is not among ``keep_codes``."""
+        return self.isolation.retire_warm(keep_codes)
+
+    def reap_warm(self) -> int:
+        """Stop warm workers idle for longer than ``sandbox.warm_idle_s``."""
+        return self.isolation.reap_warm()
+
+    def close(self) -> None:
+        """Stop every warm worker (also done at exit)."""
+        self.isolation.close()
 
     def sync(self, requirements: Sequence[Requirement]) -> SyncReport:
         """Install recorded pins that are missing (what ``toolsmith tools sync`` runs)."""

@@ -163,6 +163,7 @@ class Session:
             chat = model if model is not None else make_model(_require(config), settings, self._sink, self._current)
             self.library = ToolLibrary.open(settings)
             sandbox = Sandbox(settings)
+            self._hold.callback(sandbox.close)  # its warm tool workers end with the session
             sandbox.prepare()  # a not-isolated warning goes before the trace, not inside it
         except BaseException:
             self.close()

@@ -222,6 +222,7 @@ class Toolbox:
             runner=ctx.sandbox,
             actor=f"agent:{ctx.session_id}",
             quarantine_after=ctx.settings.quarantine_after,
+            warm=True,  # a stored tool is called again and again
         )
         payload = call.payload()
         if call.outcome.blame is Blame.TOOL:

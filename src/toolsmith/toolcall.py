@@ -25,7 +25,7 @@ from typing import Any
 
 from toolsmith.library import ToolLibrary, ToolVersion, UsageStats
 from toolsmith.library.models import ToolSpec
-from toolsmith.runtime import ToolRunner
+from toolsmith.runtime import Sandbox, ToolRunner
 from toolsmith.sandbox import Blame, FailureKind, ToolCallResult
 from toolsmith.schema import argument_problems, coerce_arguments
 
@@ -38,13 +38,17 @@ def prepare_arguments(schema: dict[str, Any], args: dict[str, Any]) -> tuple[dic
     return coerced, argument_problems(schema, coerced, strict=True)
 
 
-def execute(runner: ToolRunner, spec: ToolSpec, args: dict[str, Any]) -> ToolCallResult:
+def execute(runner: ToolRunner, spec: ToolSpec, args: dict[str, Any], *, warm: bool = False) -> ToolCallResult:
     """Run ``run(**args)`` of ``spec``'s code: the one place that decides how a tool is executed.
 
+    ``warm`` serves a stored tool from a warm worker (:mod:`toolsmith.sandbox.warm`) when
+    the runner is the real sandbox; a tool not stored yet (the gate's trial) runs cold.
     A sandbox that cannot be had at all (:class:`~toolsmith.errors.SandboxUnavailableError`)
     raises: the user must fix the machine or the setting, and each caller reports that
     its own way.
     """
+    if warm and isinstance(runner, Sandbox):
+        return runner.call_tool(spec.code, args, requirements=spec.requirements, warm=True)
     return runner.call_tool(spec.code, args, requirements=spec.requirements)
 
 
@@ -107,6 +111,7 @@ def call_stored_tool(
     quarantine_after: int | None,
     require_data: bool = False,
     reason: str | None = None,
+    warm: bool = False,
 ) -> StoredCall:
     """Check the arguments, run the tool, record its health, and quarantine by policy.
 
@@ -114,7 +119,7 @@ def call_stored_tool(
     active version (``None``: this caller never quarantines). ``require_data`` makes an
     empty value a failure, as in a test run. ``reason`` replaces the audit reason of a
     quarantine. A failure that is the caller's or the machine's leaves the health
-    record alone, whatever the policy.
+    record alone, whatever the policy. ``warm``: see :func:`execute`.
     """
     coerced, problems = prepare_arguments(tool.spec.parameters, args)
     if problems:
@@ -125,7 +130,7 @@ def call_stored_tool(
         )
         return StoredCall(tool=tool, outcome=refused, stats=tool.stats, latency_ms=0.0)
     started = time.monotonic()
-    outcome = execute(runner, tool.spec, coerced)
+    outcome = execute(runner, tool.spec, coerced, warm=warm)
     latency_ms = (time.monotonic() - started) * 1000
     if require_data:
         outcome = require_value(outcome)

@@ -40,6 +40,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from toolsmith.errors import SandboxError
 from toolsmith.limits import Limits
@@ -392,6 +393,39 @@ class BwrapBackend:
                 stderr=result.stderr,
             )
         return result
+
+
+def spawn(backend: BwrapBackend, job: Job, *, stderr: IO[bytes]) -> tuple[subprocess.Popen[bytes], RunCgroup]:
+    """Start a long-lived program under the same confinement as :meth:`BwrapBackend.execute`.
+
+    Its stdin and stdout are pipes to the caller (a warm worker's protocol). The caller
+    owns the process and its cgroup: closing the cgroup kills everything in it.
+    """
+    confinement = Confinement.for_job(job.network)
+    args, command = job_argv(job, confinement)
+    prefix, fds = launch_fds(args, deny_unix_sockets=confinement.deny_unix_sockets)
+    cgroup = RunCgroup.create(job.limits)
+    rlimits = rlimit_preexec(job.limits, pids_cgroup="pids" in cgroup.active, run_uid=confinement.owner)
+    try:
+        proc = subprocess.Popen(
+            [backend.bwrap, *prefix, "--", *command],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            cwd=job.workdir,
+            env={},
+            start_new_session=True,
+            preexec_fn=chain(cgroup.joiner(), *confinement.hooks(rlimits)),
+            close_fds=True,
+            pass_fds=[*fds, *confinement.fds],
+        )
+    except BaseException:
+        cgroup.close()
+        raise
+    finally:
+        for fd in fds:
+            os.close(fd)
+    return proc, cgroup
 
 
 def _read_status(fd: int) -> bool:

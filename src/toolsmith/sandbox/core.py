@@ -13,14 +13,26 @@ from __future__ import annotations
 import contextlib
 import shutil
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from toolsmith.errors import SandboxError, SandboxUnavailableError
 from toolsmith.sandbox.backend import Backend, Job, base_python
+from toolsmith.sandbox.bwrap import BwrapBackend
 from toolsmith.sandbox.harness import OUTPUTS, SCRIPT, prepare_call, read_call_result
 from toolsmith.sandbox.result import ExecResult, FailureKind, ToolCallResult
 from toolsmith.sandbox.selection import select_backend
+from toolsmith.sandbox.warm import (
+    WORKER_SCRIPT,
+    WarmWorker,
+    WorkerGone,
+    WorkerKey,
+    WorkerPool,
+    code_key,
+    env_stamp,
+    worker_job,
+)
 
 if TYPE_CHECKING:
     from toolsmith.config import Settings
@@ -47,6 +59,7 @@ class Isolation:
         self.settings = settings
         self._backend = backend
         self.env = env
+        self._warm: WorkerPool | None = None
 
     @property
     def backend(self) -> Backend:
@@ -76,14 +89,25 @@ class Isolation:
             return backend.execute(self._job(workdir, CODE_FILE, network, timeout_s))
 
     def call_tool(
-        self, code: str, args: dict[str, Any], *, network: bool | None = None, timeout_s: float | None = None
+        self,
+        code: str,
+        args: dict[str, Any],
+        *,
+        network: bool | None = None,
+        timeout_s: float | None = None,
+        warm: bool = False,
     ) -> ToolCallResult:
         """Call ``run(**args)`` of a tool's code and decode what it returned.
 
         A sandbox that cannot be built comes back as a failed result with
-        ``FailureKind.SANDBOX``.
+        ``FailureKind.SANDBOX``. ``warm`` serves the call from a warm worker
+        (:mod:`toolsmith.sandbox.warm`) where the backend is bwrap and the pool has room;
+        otherwise, or when no worker can be had, it runs cold.
         """
         backend = self.backend
+        outcome = self._warm_call(code, args, network, timeout_s) if warm else None
+        if outcome is not None:
+            return outcome
         with _WorkDir() as workdir:
             prepare_call(workdir, code, args)
             try:
@@ -91,6 +115,49 @@ class Isolation:
             except SandboxError as exc:
                 return ToolCallResult(ok=False, error=str(exc), error_type=FailureKind.SANDBOX)
             return read_call_result(workdir, result)
+
+    @property
+    def warm(self) -> WorkerPool:
+        """The warm worker pool (created on first use)."""
+        if self._warm is None:
+            self._warm = WorkerPool(self.settings.warm_workers, self.settings.warm_idle_s)
+        return self._warm
+
+    def retire_warm(self, keep_codes: Iterable[str]) -> int:
+        """Stop warm workers whose code is not among ``keep_codes`` (a quarantine, a new version)."""
+        return self.warm.retire(code_key(code) for code in keep_codes) if self._warm is not None else 0
+
+    def reap_warm(self) -> int:
+        """Stop warm workers idle for longer than ``sandbox.warm_idle_s``."""
+        return self._warm.reap() if self._warm is not None else 0
+
+    def close(self) -> None:
+        """Stop every warm worker (also done at exit)."""
+        if self._warm is not None:
+            self._warm.close()
+
+    def _warm_call(
+        self, code: str, args: dict[str, Any], network: bool | None, timeout_s: float | None
+    ) -> ToolCallResult | None:
+        """The call in a warm worker, or None when it has to run cold."""
+        backend = self.backend
+        if not isinstance(backend, BwrapBackend) or self.settings.warm_workers <= 0:
+            return None
+        job = self._job(Path("."), WORKER_SCRIPT, network, None)
+        key = WorkerKey(code_key(code), env_stamp(job.env_prefix), job.network, str(job.python))
+
+        def start() -> WarmWorker:
+            workdir = Path(tempfile.mkdtemp(prefix="toolsmith-worker-"))
+            spec = worker_job(workdir, job.python, job.env_prefix, job.limits, job.network)
+            return WarmWorker.start(backend, spec, key, code, startup_s=job.limits.timeout_s)
+
+        try:
+            with self.warm.checkout(key, start) as worker:
+                if worker is None:
+                    return None
+                return worker.call(args, self.settings.limits.with_timeout(timeout_s))
+        except (WorkerGone, OSError, SandboxError):
+            return None  # nothing ran: the cold path reports what is wrong, the same way as ever
 
     def _job(
         self,

@@ -79,19 +79,27 @@ def prepare_call(workdir: Path, code: str, args: dict[str, Any]) -> None:
 def read_call_result(workdir: Path, run: ExecResult) -> ToolCallResult:
     """Turn the harness's result file (or its absence) into a :class:`ToolCallResult`."""
     if run.timed_out:
-        return _failure(run, FailureKind.TIMEOUT, f"run() did not return within {run.wall_s:.1f} s and was killed")
+        return no_result(run)
     path = workdir / RESULT_FILE
     # An isolating backend pre-creates the file (empty) to bind it writable: empty = absent.
     if not path.is_file() or path.is_symlink() or path.stat().st_size == 0:
-        reason = f"killed by {run.killed_by}" if run.killed_by else f"exit code {run.exit_code}"
-        tail = run.stderr.strip().splitlines()[-3:]
-        detail = f"; stderr ends with: {' | '.join(tail)}" if tail else ""
-        return _failure(run, FailureKind.KILLED, f"the tool process ended without a result ({reason}){detail}")
+        return no_result(run)
     if path.stat().st_size > MAX_RESULT_BYTES:
-        return _failure(run, FailureKind.TOO_LARGE, f"run() returned more than {MAX_RESULT_BYTES} bytes of JSON")
+        return too_large(run)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        return _failure(run, FailureKind.NOT_JSON, f"the tool's result could not be decoded: {exc}")
+    return decode_result(text, run)
+
+
+def decode_result(text: str, run: ExecResult) -> ToolCallResult:
+    """Decode the harness's JSON envelope (from the result file, or a warm worker's reply)."""
+    if not text:
+        return no_result(run)
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
         return _failure(run, FailureKind.NOT_JSON, f"the tool's result could not be decoded: {exc}")
     except RecursionError:
         return _too_deep(run)
@@ -108,6 +116,20 @@ def read_call_result(workdir: Path, run: ExecResult) -> ToolCallResult:
         traceback=data.get("traceback"),
         exec=run,
     )
+
+
+def no_result(run: ExecResult) -> ToolCallResult:
+    """The failure of a call whose process ended (or was stopped) without writing a result."""
+    if run.timed_out:
+        return _failure(run, FailureKind.TIMEOUT, f"run() did not return within {run.wall_s:.1f} s and was killed")
+    reason = f"killed by {run.killed_by}" if run.killed_by else f"exit code {run.exit_code}"
+    tail = run.stderr.strip().splitlines()[-3:]
+    detail = f"; stderr ends with: {' | '.join(tail)}" if tail else ""
+    return _failure(run, FailureKind.KILLED, f"the tool process ended without a result ({reason}){detail}")
+
+
+def too_large(run: ExecResult) -> ToolCallResult:
+    return _failure(run, FailureKind.TOO_LARGE, f"run() returned more than {MAX_RESULT_BYTES} bytes of JSON")
 
 
 def _depth(value: Any) -> int:

@@ -114,3 +114,92 @@ def _assemble(code: list[tuple[int, int, str | None, str | None]], labels: tuple
     records.append(_op(_RET_K, _ALLOW))
     records.append(_op(_RET_K, _ERRNO | _EPERM))
     return b"".join(records)
+
+
+# --- the warm worker's per-call guard ------------------------------------------------------
+
+# Calls whose first (or second) argument names a target process: refused when it is one
+# of the protected pids (the worker, the sandbox's init), or minus one of them, or -1.
+# name: (x86-64 number, aarch64 number, index of the pid argument)
+_TARGETED: dict[str, tuple[int, int, int]] = {
+    "kill": (62, 129, 0),
+    "tkill": (200, 130, 0),
+    "tgkill": (234, 131, 0),
+    "rt_sigqueueinfo": (129, 138, 0),
+    "rt_tgsigqueueinfo": (297, 240, 0),
+    "pidfd_open": (434, 434, 0),
+    "prlimit64": (302, 261, 0),
+    "sched_setaffinity": (203, 122, 0),
+    "sched_setscheduler": (144, 119, 0),
+    "sched_setparam": (142, 118, 0),
+    "sched_setattr": (314, 274, 0),
+    "setpriority": (141, 140, 1),
+}
+# Refused outright in a warm call: a pidfd can also come from opening /proc/<pid>; SysV
+# and POSIX message IPC objects would outlive the call and reach the next one.
+_GUARD_DENIED: dict[str, tuple[int, int]] = {
+    "pidfd_send_signal": (424, 424),
+    "process_madvise": (440, 440),
+    "process_mrelease": (448, 448),
+    "ioprio_set": (251, 30),
+    "migrate_pages": (256, 238),
+    "move_pages": (279, 239),
+    "shmget": (29, 194),
+    "msgget": (68, 186),
+    "semget": (64, 190),
+    "mq_open": (240, 180),
+}
+_JA = 0x05
+_ARG = 16  # offsetof(struct seccomp_data, args); each argument is 8 bytes, low word first
+
+
+def guard_program(protected: tuple[int, ...], machine: str | None = None) -> bytes | None:
+    """The filter a warm call's child adds on top of :func:`program`, or None on an unknown arch.
+
+    pid arguments are compared on their low 32 bits, which is all the kernel reads of a
+    ``pid_t``. ``setpriority`` is also refused for anything but ``PRIO_PROCESS`` (a whole
+    process group or user would include the worker).
+    """
+    arch = _ARCHES.get((machine or platform.machine()).lower())
+    if arch is None:
+        return None
+    audit_arch, column = arch
+    banned = sorted({p & 0xFFFFFFFF for pid in protected for p in (pid, -pid)} | {0xFFFFFFFF})
+    code: list[tuple[int, int, str | None, str | None] | str] = [
+        (_LD_W_ABS, 4, None, None),
+        (_JEQ_K, audit_arch, None, "deny"),
+        (_LD_W_ABS, 0, None, None),
+    ]
+    code += [(_JEQ_K, numbers[column], "deny", None) for numbers in _GUARD_DENIED.values()]
+    for name, (x86, arm, index) in _TARGETED.items():
+        skip = f"after-{name}"
+        code.append((_JEQ_K, (x86, arm)[column], None, skip))
+        if name == "setpriority":
+            code += [(_LD_W_ABS, _ARG, None, None), (_JEQ_K, 0, None, "deny")]
+        code.append((_LD_W_ABS, _ARG + 8 * index, None, None))
+        code += [(_JEQ_K, value, "deny", None) for value in banned]
+        code += [(_JA, 0, "allow", None), skip]
+    return _assemble_labelled(code)
+
+
+def _assemble_labelled(code: list[tuple[int, int, str | None, str | None] | str]) -> bytes:
+    """Like :func:`_assemble`, with labels (plain strings) anywhere and ``JA`` jumps to them."""
+    where: dict[str, int] = {}
+    ops: list[tuple[int, int, str | None, str | None]] = []
+    for item in code:
+        if isinstance(item, str):
+            where[item] = len(ops)
+        else:
+            ops.append(item)
+    where["allow"], where["deny"] = len(ops), len(ops) + 1
+    records = []
+    for i, (op, k, true, false) in enumerate(ops):
+        if op == _JA:
+            records.append(_op(op, where[true] - i - 1 if true else 0))
+            continue
+        jt = where[true] - i - 1 if true else 0
+        jf = where[false] - i - 1 if false else 0
+        records.append(_op(op, k, jt, jf))
+    records.append(_op(_RET_K, _ALLOW))
+    records.append(_op(_RET_K, _ERRNO | _EPERM))
+    return b"".join(records)

@@ -1,0 +1,172 @@
+"""Cold against warm stored-tool calls, in process and over MCP (part 3 of bench/sandbox.py).
+
+A stored tool is called the way the agent and the MCP server call it: through
+``Sandbox.call_tool`` with its pinned requirements, cold (a fresh bwrap, interpreter and
+imports per call) or warm (a fork of a worker that already imported the tool). Two
+tools: a trivial one and one that imports a real package, installed into the library's
+package environment first (this needs the package index). Over MCP the official SDK
+client talks to ``toolsmith mcp`` over stdio, once with warm workers off
+(``sandbox.warm_workers = 0``) and once on; every call there also records the tool's
+health, as in real use. Targets: warm median <= 5 ms (trivial) and <= 10 ms (package).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from toolsmith.config import Settings
+from toolsmith.library import Provenance, Status, ToolLibrary, ToolSpec
+from toolsmith.packages.requirement import Requirement
+from toolsmith.runtime import Sandbox
+from toolsmith.sandbox.bwrap import BwrapBackend, probe
+
+PARAMS = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
+TARGET_MS = {"trivial": 5.0, "package": 10.0}
+
+
+@dataclass(frozen=True)
+class BenchTool:
+    kind: str  # trivial | package
+    name: str
+    code: str
+    requirements: tuple[Requirement, ...] = ()
+
+
+def tools(package: str, module: str, sandbox: Sandbox) -> list[BenchTool]:
+    pins = sandbox.env.install(package, check=False)
+    package_code = (
+        f"import {module}\n\ndef run(x: int) -> dict:\n    return {{'y': x + 1, 'module': {module}.__name__}}\n"
+    )
+    return [
+        BenchTool("trivial", "bench_trivial", "def run(x: int) -> dict:\n    return {'y': x + 1}\n"),
+        BenchTool("package", f"bench_{module}", package_code, tuple(pins)),
+    ]
+
+
+def _ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+def time_in_process(sandbox: Sandbox, tool: BenchTool, runs: int) -> dict[str, float]:
+    """Median ms of cold and warm calls, interleaved; plus the first warm call (the start)."""
+
+    def call(warm: bool) -> float:
+        started = time.perf_counter()
+        out = sandbox.call_tool(tool.code, {"x": 1}, requirements=tool.requirements, warm=warm)
+        elapsed = time.perf_counter() - started
+        if not out.ok or out.exec is None or out.exec.backend != ("bwrap-warm" if warm else "bwrap"):
+            raise SystemExit(f"bench call failed or ran on the wrong path: {out}")
+        return elapsed
+
+    call(False)  # page cache, probes
+    first_warm = call(True)
+    cold, warm = [], []
+    for _ in range(runs):
+        cold.append(call(False))
+        warm.append(call(True))
+    return {"cold": _ms(cold), "warm": _ms(warm), "start": first_warm * 1000}
+
+
+def store(home: Path, sandbox: Sandbox, bench_tools: list[BenchTool]) -> None:
+    with ToolLibrary.open(Settings(home=home)) as library:
+        for tool in bench_tools:
+            spec = ToolSpec(
+                name=tool.name,
+                description=f"Bench tool ({tool.kind}).",
+                parameters=PARAMS,
+                code=tool.code,
+                test_args={"x": 1},
+                requirements=tool.requirements,
+            )
+            library.add(spec, provenance=Provenance(task="bench", origin="bench"), gate={}, status=Status.ACTIVE)
+
+
+def time_over_mcp(home: Path, bench_tools: list[BenchTool], runs: int, *, warm: bool) -> dict[str, float]:
+    """Median ms per tool of ``tools/call`` through the SDK client, with warm workers on or off."""
+    import anyio
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    config = home / ("warm.toml" if warm else "cold.toml")
+    config.write_text(f"[sandbox]\nnetwork = false\nwarm_workers = {4 if warm else 0}\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update({"TOOLSMITH_HOME": str(home), "TOOLSMITH_CONFIG": str(config)})
+    params = StdioServerParameters(command=sys.executable, args=["-m", "toolsmith", "mcp"], env=env)
+    medians: dict[str, float] = {}
+
+    async def main() -> None:
+        async with Client(params, mode="legacy", read_timeout_seconds=120) as client:
+            for tool in bench_tools:
+                for _ in range(2):  # the first call starts the worker (or warms the page cache)
+                    await client.call_tool(tool.name, {"x": 1})
+                samples = []
+                for _ in range(runs):
+                    started = time.perf_counter()
+                    result = await client.call_tool(tool.name, {"x": 1})
+                    samples.append(time.perf_counter() - started)
+                    if result.is_error:
+                        raise SystemExit(f"MCP call of {tool.name} failed: {result.content}")
+                medians[tool.kind] = _ms(samples)
+
+    anyio.run(main)
+    return medians
+
+
+def bench_warm(runs: int, package: str, module: str, print_table: Callable[..., None]) -> bool:
+    usable, why = probe()
+    if not usable:
+        print(f"\nbwrap unavailable ({why}): warm workers need it; skipping cold vs warm")
+        return True
+    home = Path(tempfile.mkdtemp(prefix="toolsmith-bench-warm-"))
+    try:
+        settings = Settings(home=home, network=False)
+        sandbox = Sandbox(settings, backend=BwrapBackend())
+        bench_tools = tools(package, module, sandbox)
+        local = {tool.kind: time_in_process(sandbox, tool, runs) for tool in bench_tools}
+        sandbox.close()
+        store(home, sandbox, bench_tools)
+        mcp_cold = time_over_mcp(home, bench_tools, runs, warm=False)
+        mcp_warm = time_over_mcp(home, bench_tools, runs, warm=True)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    return _report(bench_tools, local, mcp_cold, mcp_warm, runs, print_table)
+
+
+def _report(
+    bench_tools: list[BenchTool],
+    local: dict[str, dict[str, float]],
+    mcp_cold: dict[str, float],
+    mcp_warm: dict[str, float],
+    runs: int,
+    print_table: Callable[..., None],
+) -> bool:
+    rows: list[tuple[str, ...]] = []
+    ok = True
+    for tool in bench_tools:
+        target = TARGET_MS[tool.kind]
+        for path, cold, warm in (
+            ("in process", local[tool.kind]["cold"], local[tool.kind]["warm"]),
+            ("over MCP", mcp_cold[tool.kind], mcp_warm[tool.kind]),
+        ):
+            met = warm <= target
+            ok = ok and met
+            rows.append(
+                (f"{tool.name} ({tool.kind})", path, f"{cold:.1f}", f"{warm:.1f}", f"{cold / warm:.0f}x",
+                 f"{'yes' if met else 'NO'} (<= {target:.0f})")
+            )  # fmt: skip
+    print_table(
+        f"Stored-tool calls, cold vs warm, median of {runs} (ms; first warm call in process: "
+        + ", ".join(f"{k} {v['start']:.0f} ms" for k, v in local.items())
+        + ")",
+        ("tool", "path", "cold (baseline)", "warm", "cold/warm", "warm target"),
+        rows,
+    )
+    return ok

@@ -1,0 +1,348 @@
+"""Warm tool workers: a sandboxed process per tool version, forking a fresh child per call.
+
+A cold call starts bwrap, an interpreter and the tool's imports every time. A
+:class:`WarmWorker` is started once per (tool code, package environment, network) under
+the very same confinement as a cold run (bwrap namespaces, seccomp, cgroups, rlimits,
+the unprivileged uid; see :func:`toolsmith.sandbox.bwrap.spawn`), imports the tool, and
+then serves calls. What keeps calls apart inside it is described in
+:mod:`toolsmith.sandbox.worker_main`: a forked child per call under its own rlimits and
+an extra seccomp guard, a non-dumpable worker, and after every call all other processes
+killed and every writable place emptied.
+
+:class:`WorkerPool` owns the workers: started lazily, reused, reaped after
+``sandbox.warm_idle_s`` of idleness, at most ``sandbox.warm_workers`` of them (the least
+recently used idle one makes room), all stopped on :meth:`WorkerPool.close` and at exit.
+A worker is keyed by its code's hash and its package environment's stamp, so a new
+version or a ``tools sync`` gets a new worker; :meth:`WorkerPool.retire` stops those
+whose code is no longer served (a quarantine). A worker busy with another call is not
+waited for: the caller runs that call cold.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import hashlib
+import json
+import os
+import select
+import shutil
+import signal
+import struct
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import IO, Any
+
+from toolsmith.limits import Limits
+from toolsmith.sandbox import seccomp
+from toolsmith.sandbox.backend import Job, classify
+from toolsmith.sandbox.bwrap import BwrapBackend, spawn
+from toolsmith.sandbox.harness import TOOL_FILE, decode_result, no_result, too_large
+from toolsmith.sandbox.result import ExecResult, FailureKind, ToolCallResult
+from toolsmith.sandbox.worker_main import FILTER_FILE
+
+WORKER_SCRIPT = "_worker.py"
+# In the worker's pid namespace bwrap's init is pid 1 and the program it starts pid 2.
+WORKER_PID = 2
+PROTECTED_PIDS = (1, WORKER_PID)
+_HEADER = struct.Struct(">Q")
+_REPLY_SLACK_S = 5.0
+# The worker itself lives across many calls: its own CPU limit must not end it early.
+_WORKER_CPU_S = 24 * 3600
+
+
+def env_stamp(prefix: Path | None) -> str:
+    """Changes whenever packages are installed into or removed from the environment.
+
+    Every install adds or renames a ``*.dist-info`` directory, which moves the
+    site-packages directory's modification time.
+    """
+    if prefix is None:
+        return ""
+    stamps = []
+    for site in sorted(prefix.glob("lib*/python*/site-packages")):
+        with contextlib.suppress(OSError):
+            stamps.append(f"{site}:{site.stat().st_mtime_ns}")
+    return ";".join(stamps)
+
+
+def code_key(code: str) -> str:
+    return hashlib.sha256(code.encode("utf-8")).hexdigest()
+
+
+class WorkerGone(Exception):
+    """The worker died, did not answer in time, or could not start; the call goes cold."""
+
+
+@dataclass(frozen=True)
+class WorkerKey:
+    code: str  # sha256 of the tool's code
+    env_stamp: str
+    network: bool
+    python: str
+
+
+class WarmWorker:
+    """One sandboxed worker process with one tool imported."""
+
+    def __init__(self, backend: BwrapBackend, job: Job, key: WorkerKey) -> None:
+        self.key = key
+        self.job = job
+        self.lock = threading.Lock()
+        self.last_used = 0.0
+        self.calls = 0
+        self.retired = False
+        self._stderr: IO[bytes] = tempfile.TemporaryFile(prefix="toolsmith-worker-")  # noqa: SIM115
+        try:
+            self.proc, self.cgroup = spawn(backend, job, stderr=self._stderr)
+        except BaseException:
+            self._stderr.close()
+            shutil.rmtree(job.workdir, ignore_errors=True)
+            raise
+
+    @classmethod
+    def start(cls, backend: BwrapBackend, job: Job, key: WorkerKey, code: str, startup_s: float) -> WarmWorker:
+        """Write the worker's files, start it and wait for it to have imported the tool."""
+        guard = seccomp.guard_program(PROTECTED_PIDS)
+        if guard is None:
+            raise WorkerGone("no seccomp guard for this architecture")
+        (job.workdir / TOOL_FILE).write_text(code, encoding="utf-8")
+        (job.workdir / FILTER_FILE).write_bytes(guard)
+        source = Path(__file__).with_name("worker_main.py").read_text(encoding="utf-8")
+        (job.workdir / WORKER_SCRIPT).write_text(source, encoding="utf-8")
+        worker = cls(backend, job, key)
+        try:
+            ready = worker._receive(time.monotonic() + startup_s)
+            if not ready.get("ready") or ready.get("pid") != WORKER_PID:
+                raise WorkerGone(str(ready.get("error") or f"unexpected start reply {ready!r}"))
+        except BaseException:
+            worker.close()
+            raise
+        return worker
+
+    @property
+    def alive(self) -> bool:
+        return not self.retired and self.proc.poll() is None
+
+    def call(self, args: dict[str, Any], limits: Limits) -> ToolCallResult:
+        """One call in a fresh child. Raises :class:`WorkerGone` when the worker failed."""
+        request = {"args": json.dumps(args, ensure_ascii=False), "limits": _call_limits(limits)}
+        try:
+            self._send(request)
+        except (OSError, ValueError) as exc:  # nothing ran yet: the caller may run it cold
+            self.close()
+            raise WorkerGone(f"the warm worker is gone: {exc}") from exc
+        try:
+            reply = self._receive(time.monotonic() + limits.timeout_s + _REPLY_SLACK_S)
+        except (OSError, ValueError, WorkerGone) as exc:
+            # The call may have run (and had effects): report it, never run it again cold.
+            self.close()
+            return ToolCallResult(
+                ok=False, error=f"the warm worker failed during the call: {exc}", error_type=FailureKind.SANDBOX
+            )
+        if reply.get("retired"):
+            # Said after the previous call, before this request was read: this call never ran.
+            self.close()
+            raise WorkerGone(f"the warm worker retired itself: {reply.get('error')}")
+        self.calls += 1
+        return _outcome(reply, network=self.job.network)
+
+    def _send(self, payload: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        data = json.dumps(payload).encode()
+        self.proc.stdin.write(_HEADER.pack(len(data)) + data)
+        self.proc.stdin.flush()
+
+    def _receive(self, deadline: float) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        header = self._read(_HEADER.size, deadline)
+        return dict(json.loads(self._read(_HEADER.unpack(header)[0], deadline)))
+
+    def _read(self, size: int, deadline: float) -> bytes:
+        assert self.proc.stdout is not None
+        fd, chunks, left = self.proc.stdout.fileno(), [], size
+        while left:
+            wait = deadline - time.monotonic()
+            if wait <= 0 or not select.select([fd], [], [], wait)[0]:
+                raise WorkerGone("the worker did not answer in time")
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                raise WorkerGone(f"the worker exited{self._last_words()}")
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    def _last_words(self) -> str:
+        with contextlib.suppress(OSError, ValueError):
+            self._stderr.seek(0)
+            tail = self._stderr.read()[-2000:].decode("utf-8", "replace").strip().splitlines()
+            if tail:
+                return f": {tail[-1]}"
+        return ""
+
+    def close(self) -> None:
+        """Stop the worker: end its input, kill what is left, remove its cgroup and files."""
+        self.retired = True
+        for stream in (self.proc.stdin, self.proc.stdout):
+            with contextlib.suppress(OSError, ValueError):
+                if stream is not None:
+                    stream.close()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            self.proc.kill()
+        self.proc.wait()
+        self.cgroup.close()
+        with contextlib.suppress(OSError):
+            self._stderr.close()
+        shutil.rmtree(self.job.workdir, ignore_errors=True)
+
+
+def _call_limits(limits: Limits) -> dict[str, Any]:
+    return {
+        "timeout_s": limits.timeout_s,
+        "memory_mb": limits.memory_mb,
+        "cpu_s": limits.cpu_s,
+        "file_size_mb": limits.file_size_mb,
+        "open_files": limits.open_files,
+        "output_bytes": limits.output_bytes,
+    }
+
+
+def _outcome(reply: dict[str, Any], *, network: bool) -> ToolCallResult:
+    status = int(reply.get("status", 0))
+    exit_code = os.waitstatus_to_exitcode(status)
+    timed_out = bool(reply.get("timed_out"))
+    stderr = str(reply.get("stderr", ""))
+    run = ExecResult(
+        stdout=str(reply.get("stdout", "")),
+        stderr=stderr,
+        exit_code=exit_code,
+        timed_out=timed_out,
+        killed_by=classify(exit_code, timed_out=timed_out, stderr=stderr),
+        wall_s=float(reply.get("wall_s", 0.0)),
+        truncated=bool(reply.get("truncated")),
+        backend="bwrap-warm",
+        network=network,
+    )
+    if timed_out:
+        return no_result(run)
+    if reply.get("too_large"):
+        return too_large(run)
+    return decode_result(str(reply.get("result") or ""), run)
+
+
+class WorkerPool:
+    """At most ``size`` warm workers, reaped after ``idle_s``; thread-safe."""
+
+    def __init__(self, size: int, idle_s: float, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.size = size
+        self.idle_s = idle_s
+        self.clock = clock
+        self.started = 0
+        self._workers: dict[WorkerKey, WarmWorker] = {}
+        self._lock = threading.Lock()
+        _live_pools.add(self)
+
+    def __len__(self) -> int:
+        return len(self._workers)
+
+    def workers(self) -> list[WarmWorker]:
+        with self._lock:
+            return list(self._workers.values())
+
+    @contextlib.contextmanager
+    def checkout(self, key: WorkerKey, start: Callable[[], WarmWorker]) -> Iterator[WarmWorker | None]:
+        """The idle worker for ``key`` (started if missing), held for one call; None if busy or full."""
+        self.reap()
+        with self._lock:
+            worker = self._workers.get(key)
+            if worker is not None and not worker.alive:
+                del self._workers[key]
+                worker = None
+            if worker is None and not self._make_room():
+                yield None
+                return
+        if worker is None:
+            worker = start()  # outside the pool lock: an import can take a while
+            with self._lock:
+                self.started += 1
+                if key in self._workers or len(self._workers) >= self.size:
+                    taken = worker  # raced with another start: use it once, do not keep it
+                else:
+                    self._workers[key] = worker
+                    taken = None
+        else:
+            taken = None
+        if not worker.lock.acquire(blocking=False):
+            yield None
+            return
+        try:
+            yield worker
+        finally:
+            worker.last_used = self.clock()
+            worker.lock.release()
+            if taken is not None:
+                taken.close()
+            elif not worker.alive:
+                self._stop(lambda w: w is worker)
+
+    def _make_room(self) -> bool:
+        """Evict the least recently used idle worker when full (pool lock held)."""
+        if len(self._workers) < self.size:
+            return True
+        idle = [w for w in self._workers.values() if not w.lock.locked()]
+        if not idle:
+            return False
+        victim = min(idle, key=lambda w: w.last_used)
+        del self._workers[victim.key]
+        victim.close()
+        return True
+
+    def reap(self) -> int:
+        """Stop workers idle for longer than ``idle_s`` (or dead); how many were stopped."""
+        now = self.clock()
+        return self._stop(lambda w: not w.alive or (not w.lock.locked() and now - w.last_used > self.idle_s))
+
+    def retire(self, keep_codes: Iterable[str]) -> int:
+        """Stop workers whose code is not in ``keep_codes`` (sha256 hex digests)."""
+        keep = set(keep_codes)
+        return self._stop(lambda w: w.key.code not in keep)
+
+    def close(self) -> None:
+        self._stop(lambda w: True)
+
+    def _stop(self, doomed: Callable[[WarmWorker], bool]) -> int:
+        with self._lock:
+            stopping = [w for w in self._workers.values() if doomed(w)]
+            for worker in stopping:
+                del self._workers[worker.key]
+        for worker in stopping:
+            worker.close()
+        return len(stopping)
+
+
+def worker_job(workdir: Path, python: Path, env_prefix: Path | None, limits: Limits, network: bool) -> Job:
+    """The worker's job: the cold run's, with a CPU limit for the worker's whole life."""
+    return Job(
+        workdir=workdir,
+        script=WORKER_SCRIPT,
+        python=python,
+        env_prefix=env_prefix,
+        limits=replace(limits, cpu_s=max(limits.cpu_s, _WORKER_CPU_S)),
+        network=network,
+    )
+
+
+_live_pools: weakref.WeakSet[WorkerPool] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    for pool in list(_live_pools):
+        pool.close()
