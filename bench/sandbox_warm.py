@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from toolsmith.config import Settings
 from toolsmith.library import Provenance, Status, ToolLibrary, ToolSpec
@@ -93,7 +94,7 @@ def time_over_mcp(home: Path, bench_tools: list[BenchTool], runs: int, *, warm: 
     """Median ms per tool of ``tools/call`` through the SDK client, with warm workers on or off."""
     import anyio
     from mcp import Client
-    from mcp.client.stdio import StdioServerParameters
+    from mcp.client.stdio import StdioServerParameters, stdio_client
 
     config = home / ("warm.toml" if warm else "cold.toml")
     config.write_text(f"[sandbox]\nnetwork = false\nwarm_workers = {4 if warm else 0}\n", encoding="utf-8")
@@ -103,21 +104,26 @@ def time_over_mcp(home: Path, bench_tools: list[BenchTool], runs: int, *, warm: 
     medians: dict[str, float] = {}
 
     async def main() -> None:
-        async with Client(params, mode="legacy", read_timeout_seconds=120) as client:
-            for tool in bench_tools:
-                for _ in range(2):  # the first call starts the worker (or warms the page cache)
-                    await client.call_tool(tool.name, {"x": 1})
-                samples = []
-                for _ in range(runs):
-                    started = time.perf_counter()
-                    result = await client.call_tool(tool.name, {"x": 1})
-                    samples.append(time.perf_counter() - started)
-                    if result.is_error:
-                        raise SystemExit(f"MCP call of {tool.name} failed: {result.content}")
-                medians[tool.kind] = _ms(samples)
+        with open(os.devnull, "w") as quiet:  # the server logs every call on stderr
+            async with Client(stdio_client(params, errlog=quiet), mode="legacy", read_timeout_seconds=120) as client:
+                await _time_tools(client, bench_tools, runs, medians)
 
     anyio.run(main)
     return medians
+
+
+async def _time_tools(client: Any, bench_tools: list[BenchTool], runs: int, medians: dict[str, float]) -> None:
+    for tool in bench_tools:
+        for _ in range(2):  # the first call starts the worker (or warms the page cache)
+            await client.call_tool(tool.name, {"x": 1})
+        samples = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            result = await client.call_tool(tool.name, {"x": 1})
+            samples.append(time.perf_counter() - started)
+            if result.is_error:
+                raise SystemExit(f"MCP call of {tool.name} failed: {result.content}")
+        medians[tool.kind] = _ms(samples)
 
 
 def bench_warm(runs: int, package: str, module: str, print_table: Callable[..., None]) -> bool:
@@ -165,7 +171,7 @@ def _report(
     print_table(
         f"Stored-tool calls, cold vs warm, median of {runs} (ms; first warm call in process: "
         + ", ".join(f"{k} {v['start']:.0f} ms" for k, v in local.items())
-        + ")",
+        + f"; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)",
         ("tool", "path", "cold (baseline)", "warm", "cold/warm", "warm target"),
         rows,
     )
