@@ -252,3 +252,43 @@ def test_a_call_that_tampers_with_the_worker_retires_it(warm_sandbox: Sandbox) -
         assert warm(warm_sandbox, code, step="again").value == "ok" and warm_sandbox.isolation.warm.started == 2
     else:
         assert first.alive and warm_sandbox.isolation.warm.started == 1
+
+
+SCAN = """
+    import hashlib, re
+
+    def run(step, secret="", digest=""):
+        if step == "use":
+            print("printed-" + secret)
+            return {"echo": "returned-" + secret}
+        # Scan this process's whole memory for anything of the previous call, freed buffers included.
+        pattern, found = re.compile(rb"(printed-|returned-)?(zq[0-9a-f]{32})"), set()
+        with open("/proc/self/maps") as fh:
+            regions = [line.split() for line in fh]
+        with open("/proc/self/mem", "rb", 0) as mem:
+            for region in regions:
+                if "r" not in region[1] or region[-1] in ("[vvar]", "[vsyscall]"):
+                    continue
+                low, high = (int(x, 16) for x in region[0].split("-"))
+                try:
+                    mem.seek(low)
+                    data = mem.read(high - low)
+                except (OSError, ValueError, OverflowError):
+                    continue
+                for match in pattern.finditer(data):
+                    if hashlib.sha256(match.group(2)).hexdigest() == digest:
+                        found.add((match.group(1) or b"argument").decode())
+        return sorted(found)
+"""
+
+
+def test_a_call_finds_nothing_of_the_previous_call_in_its_memory(warm_sandbox: Sandbox) -> None:
+    import hashlib
+    import uuid
+
+    secret = "zq" + uuid.uuid4().hex
+    used = warm(warm_sandbox, SCAN, step="use", secret=secret)
+    assert used.value == {"echo": "returned-" + secret} and used.exec is not None
+    assert used.exec.stdout == f"printed-{secret}\n"
+    assert warm(warm_sandbox, SCAN, step="scan", digest=hashlib.sha256(secret.encode()).hexdigest()).value == []
+    assert only_worker(warm_sandbox).calls == 2

@@ -395,10 +395,12 @@ class BwrapBackend:
         return result
 
 
-def spawn(backend: BwrapBackend, job: Job, *, stderr: IO[bytes]) -> tuple[subprocess.Popen[bytes], RunCgroup]:
+def spawn(
+    backend: BwrapBackend, job: Job, *, stdin: int, stderr: IO[bytes]
+) -> tuple[subprocess.Popen[bytes], RunCgroup]:
     """Start a long-lived program under the same confinement as :meth:`BwrapBackend.execute`.
 
-    Its stdin and stdout are pipes to the caller (a warm worker's protocol). The caller
+    ``stdin`` is the caller's channel to it (a warm worker's control socket). The caller
     owns the process and its cgroup: closing the cgroup kills everything in it.
     """
     confinement = Confinement.for_job(job.network)
@@ -409,8 +411,8 @@ def spawn(backend: BwrapBackend, job: Job, *, stderr: IO[bytes]) -> tuple[subpro
     try:
         proc = subprocess.Popen(
             [backend.bwrap, *prefix, "--", *command],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
+            stdin=stdin,
+            stdout=subprocess.DEVNULL,
             stderr=stderr,
             cwd=job.workdir,
             env={},

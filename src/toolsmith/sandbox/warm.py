@@ -26,9 +26,10 @@ import hashlib
 import json
 import os
 import select
+import selectors
 import shutil
 import signal
-import struct
+import socket
 import tempfile
 import threading
 import time
@@ -40,9 +41,9 @@ from typing import IO, Any
 
 from toolsmith.limits import Limits
 from toolsmith.sandbox import seccomp
-from toolsmith.sandbox.backend import Job, classify
+from toolsmith.sandbox.backend import Job, _CappedBuffer, classify
 from toolsmith.sandbox.bwrap import BwrapBackend, spawn
-from toolsmith.sandbox.harness import TOOL_FILE, decode_result, no_result, too_large
+from toolsmith.sandbox.harness import MAX_RESULT_BYTES, TOOL_FILE, decode_result, no_result, too_large
 from toolsmith.sandbox.result import ExecResult, FailureKind, ToolCallResult
 from toolsmith.sandbox.worker_main import FILTER_FILE
 
@@ -50,7 +51,8 @@ WORKER_SCRIPT = "_worker.py"
 # In the worker's pid namespace bwrap's init is pid 1 and the program it starts pid 2.
 WORKER_PID = 2
 PROTECTED_PIDS = (1, WORKER_PID)
-_HEADER = struct.Struct(">Q")
+_MAX_MESSAGE = 65536
+_GRACE_S = 0.25
 _REPLY_SLACK_S = 5.0
 # The worker itself lives across many calls: its own CPU limit must not end it early.
 _WORKER_CPU_S = 24 * 3600
@@ -79,6 +81,10 @@ class WorkerGone(Exception):
     """The worker died, did not answer in time, or could not start; the call goes cold."""
 
 
+class NotServed(WorkerGone):
+    """The worker said it retired (after the previous call) instead of serving this one."""
+
+
 @dataclass(frozen=True)
 class WorkerKey:
     code: str  # sha256 of the tool's code
@@ -88,7 +94,7 @@ class WorkerKey:
 
 
 class WarmWorker:
-    """One sandboxed worker process with one tool imported."""
+    """One sandboxed worker process with one tool imported, and the host's end of its socket."""
 
     def __init__(self, backend: BwrapBackend, job: Job, key: WorkerKey) -> None:
         self.key = key
@@ -97,13 +103,18 @@ class WarmWorker:
         self.last_used = 0.0
         self.calls = 0
         self.retired = False
+        self._owed = False  # the previous call's exit report is still to be read
         self._stderr: IO[bytes] = tempfile.TemporaryFile(prefix="toolsmith-worker-")  # noqa: SIM115
+        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            self.proc, self.cgroup = spawn(backend, job, stderr=self._stderr)
+            self.proc, self.cgroup = spawn(backend, job, stdin=theirs.fileno(), stderr=self._stderr)
         except BaseException:
+            self.sock.close()
             self._stderr.close()
             shutil.rmtree(job.workdir, ignore_errors=True)
             raise
+        finally:
+            theirs.close()
 
     @classmethod
     def start(cls, backend: BwrapBackend, job: Job, key: WorkerKey, code: str, startup_s: float) -> WarmWorker:
@@ -130,52 +141,76 @@ class WarmWorker:
         return not self.retired and self.proc.poll() is None
 
     def call(self, args: dict[str, Any], limits: Limits) -> ToolCallResult:
-        """One call in a fresh child. Raises :class:`WorkerGone` when the worker failed."""
-        request = {"args": json.dumps(args, ensure_ascii=False), "limits": _call_limits(limits)}
+        """One call in a fresh child. Raises :class:`WorkerGone` when it could not start.
+
+        The call's pipes are the host's own: arguments go straight to the child and its
+        output and result straight back, never through the worker.
+        """
+        data = json.dumps(args, ensure_ascii=False).encode()
+        deadline = time.monotonic() + limits.timeout_s + _REPLY_SLACK_S
+        self._settle(deadline)
+        call = _CallPipes()
         try:
-            self._send(request)
-        except (OSError, ValueError) as exc:  # nothing ran yet: the caller may run it cold
+            message = json.dumps({"limits": _call_limits(limits)}).encode()
+            socket.send_fds(self.sock, [message], call.theirs())
+        except OSError as exc:  # nothing ran yet: the caller may run it cold
+            call.close()
             self.close()
             raise WorkerGone(f"the warm worker is gone: {exc}") from exc
+        finally:
+            call.close_theirs()
+        self.calls += 1
         try:
-            reply = self._receive(time.monotonic() + limits.timeout_s + _REPLY_SLACK_S)
+            return self._collect(call, data, limits, deadline)
+        except NotServed as exc:  # the worker retired instead of reading this request
+            self.calls -= 1
+            self.close()
+            raise WorkerGone(str(exc)) from exc
         except (OSError, ValueError, WorkerGone) as exc:
             # The call may have run (and had effects): report it, never run it again cold.
             self.close()
             return ToolCallResult(
                 ok=False, error=f"the warm worker failed during the call: {exc}", error_type=FailureKind.SANDBOX
             )
-        if reply.get("retired"):
-            # Said after the previous call, before this request was read: this call never ran.
-            self.close()
-            raise WorkerGone(f"the warm worker retired itself: {reply.get('error')}")
-        self.calls += 1
-        return _outcome(reply, network=self.job.network)
+        finally:
+            call.close()
 
-    def _send(self, payload: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        data = json.dumps(payload).encode()
-        self.proc.stdin.write(_HEADER.pack(len(data)) + data)
-        self.proc.stdin.flush()
+    def _settle(self, deadline: float) -> None:
+        """Read the previous call's exit report, or the worker's notice that it retired."""
+        if not self._owed:
+            return
+        report = self._receive(deadline)
+        self._owed = False
+        if report.get("retired"):
+            self.close()
+            raise WorkerGone(f"the warm worker retired itself: {report.get('error')}")
+
+    def _collect(self, call: _CallPipes, data: bytes, limits: Limits, deadline: float) -> ToolCallResult:
+        with contextlib.suppress(BrokenPipeError):  # a child that died first reads nothing
+            _write_all(call.args, data)
+        os.close(call.args)
+        call.args = -1
+        out, err = _CappedBuffer(limits.output_bytes), _CappedBuffer(limits.output_bytes)
+        result = bytearray()
+        report = _pump(call, self.sock, out, err, result, deadline)
+        if report is None:
+            if result:  # it wrote its answer and closed its pipes: the exit report can wait
+                self._owed = True
+                report = {"status": 0, "timed_out": False}
+            else:
+                report = self._receive(deadline)
+        if report.get("retired"):
+            raise NotServed(f"the warm worker retired itself: {report.get('error')}")
+        return _outcome(report, out, err, result, network=self.job.network)
 
     def _receive(self, deadline: float) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        header = self._read(_HEADER.size, deadline)
-        return dict(json.loads(self._read(_HEADER.unpack(header)[0], deadline)))
-
-    def _read(self, size: int, deadline: float) -> bytes:
-        assert self.proc.stdout is not None
-        fd, chunks, left = self.proc.stdout.fileno(), [], size
-        while left:
-            wait = deadline - time.monotonic()
-            if wait <= 0 or not select.select([fd], [], [], wait)[0]:
-                raise WorkerGone("the worker did not answer in time")
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                raise WorkerGone(f"the worker exited{self._last_words()}")
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
+        wait = deadline - time.monotonic()
+        if wait <= 0 or not select.select([self.sock], [], [], wait)[0]:
+            raise WorkerGone("the worker did not answer in time")
+        message = self.sock.recv(_MAX_MESSAGE)
+        if not message:
+            raise WorkerGone(f"the worker exited{self._last_words()}")
+        return dict(json.loads(message))
 
     def _last_words(self) -> str:
         with contextlib.suppress(OSError, ValueError):
@@ -186,12 +221,10 @@ class WarmWorker:
         return ""
 
     def close(self) -> None:
-        """Stop the worker: end its input, kill what is left, remove its cgroup and files."""
+        """Stop the worker: close its socket, kill what is left, remove its cgroup and files."""
         self.retired = True
-        for stream in (self.proc.stdin, self.proc.stdout):
-            with contextlib.suppress(OSError, ValueError):
-                if stream is not None:
-                    stream.close()
+        with contextlib.suppress(OSError):
+            self.sock.close()
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError):
@@ -201,6 +234,98 @@ class WarmWorker:
         with contextlib.suppress(OSError):
             self._stderr.close()
         shutil.rmtree(self.job.workdir, ignore_errors=True)
+
+
+class _CallPipes:
+    """One call's pipes: arguments to the child; stdout, stderr and the result from it."""
+
+    def __init__(self) -> None:
+        self._theirs: list[int] = []
+        self.args = self._pipe(ours_writes=True)
+        self.out = self._pipe(ours_writes=False)
+        self.err = self._pipe(ours_writes=False)
+        self.result = self._pipe(ours_writes=False)
+
+    def _pipe(self, *, ours_writes: bool) -> int:
+        read_end, write_end = os.pipe()
+        self._theirs.append(read_end if ours_writes else write_end)
+        return write_end if ours_writes else read_end
+
+    def theirs(self) -> list[int]:
+        return list(self._theirs)
+
+    def close_theirs(self) -> None:
+        for fd in self._theirs:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._theirs = []
+
+    def close(self) -> None:
+        self.close_theirs()
+        for fd in (self.args, self.out, self.err, self.result):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self.args = self.out = self.err = self.result = -1
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _pump(
+    call: _CallPipes,
+    sock: socket.socket,
+    out: _CappedBuffer,
+    err: _CappedBuffer,
+    result: bytearray,
+    deadline: float,
+) -> dict[str, Any] | None:
+    """Read the call's pipes to their end; the worker's exit report if it came first, else None.
+
+    The report means the child is gone; whatever it left behind that still holds a pipe
+    is killed by the worker right after, so reading stops after a short grace.
+    """
+    sinks: dict[int, Any] = {call.out: out, call.err: err, call.result: result}
+    selector = selectors.DefaultSelector()
+    for fd in sinks:
+        selector.register(fd, selectors.EVENT_READ)
+    selector.register(sock, selectors.EVENT_READ)
+    report: dict[str, Any] | None = None
+    grace: float | None = None
+    try:
+        while len(selector.get_map()) > (0 if report is not None else 1):
+            now = time.monotonic()
+            if now >= min(deadline, grace or deadline):
+                if report is None:
+                    raise WorkerGone("the worker did not report the call's end in time")
+                break
+            for key, _ in selector.select(timeout=min(deadline, grace or deadline) - now):
+                if key.fileobj is sock:
+                    report = _report(sock)
+                    selector.unregister(sock)
+                    grace = time.monotonic() + _GRACE_S
+                    continue
+                chunk = os.read(key.fd, 65536)
+                if not chunk:
+                    selector.unregister(key.fd)
+                elif key.fd == call.result:
+                    if len(result) <= MAX_RESULT_BYTES:  # one byte over is enough to say "too large"
+                        result += chunk
+                else:
+                    sinks[key.fd].feed(chunk)
+        return report
+    finally:
+        selector.close()
+
+
+def _report(sock: socket.socket) -> dict[str, Any]:
+    message = sock.recv(_MAX_MESSAGE)
+    if not message:
+        raise WorkerGone("the worker exited during the call")
+    return dict(json.loads(message))
 
 
 def _call_limits(limits: Limits) -> dict[str, Any]:
@@ -214,27 +339,28 @@ def _call_limits(limits: Limits) -> dict[str, Any]:
     }
 
 
-def _outcome(reply: dict[str, Any], *, network: bool) -> ToolCallResult:
-    status = int(reply.get("status", 0))
-    exit_code = os.waitstatus_to_exitcode(status)
-    timed_out = bool(reply.get("timed_out"))
-    stderr = str(reply.get("stderr", ""))
+def _outcome(
+    report: dict[str, Any], out: _CappedBuffer, err: _CappedBuffer, result: bytearray, *, network: bool
+) -> ToolCallResult:
+    exit_code = os.waitstatus_to_exitcode(int(report.get("status", 0)))
+    timed_out = bool(report.get("timed_out"))
+    stderr = err.text()
     run = ExecResult(
-        stdout=str(reply.get("stdout", "")),
+        stdout=out.text(),
         stderr=stderr,
         exit_code=exit_code,
         timed_out=timed_out,
         killed_by=classify(exit_code, timed_out=timed_out, stderr=stderr),
-        wall_s=float(reply.get("wall_s", 0.0)),
-        truncated=bool(reply.get("truncated")),
+        wall_s=float(report.get("wall_s", 0.0)),
+        truncated=bool(out.dropped or err.dropped),
         backend="bwrap-warm",
         network=network,
     )
     if timed_out:
         return no_result(run)
-    if reply.get("too_large"):
+    if len(result) > MAX_RESULT_BYTES:
         return too_large(run)
-    return decode_result(str(reply.get("result") or ""), run)
+    return decode_result(result.decode("utf-8", "replace"), run)
 
 
 class WorkerPool:

@@ -1,23 +1,26 @@
 """The warm worker's own program: it runs INSIDE the sandbox, so it imports the standard library only.
 
 Started by :mod:`toolsmith.sandbox.warm` under bwrap with the tool's code as ``tool.py``
-(read only), it imports the tool once, then serves calls read from stdin as
-length-prefixed JSON frames, answering on stdout. Each call runs in a child forked from
-this already-imported process:
+(read only), it imports the tool once and keeps one child forked ahead of the next call.
+Its fd 0 is a ``SOCK_SEQPACKET`` socket to the host, which carries control messages
+only. A call's data never passes through the worker: the host creates the call's pipes
+(arguments in; stdout, stderr and the result out) and sends their ends with the request
+(``SCM_RIGHTS``); the worker hands them to the waiting child unread. So the worker's
+memory, which every later child inherits, never holds one call's arguments, output or
+result, not even in freed buffers.
 
-* the child starts a new session, gets fresh pipes for stdout, stderr and the result
-  (fd 3), closes every other descriptor (the protocol pipes included), sets the call's
-  own rlimits and installs a second seccomp filter (built on the host, see
+* the child starts a new session, keeps fds 0-3 only (the call's pipes), installs a
+  second seccomp filter (built on the host, see
   :func:`toolsmith.sandbox.seccomp.guard_program`) that refuses signals, pidfds,
   scheduling and rlimit changes aimed at this worker or the sandbox's init, and SysV or
-  POSIX message IPC that would outlive the call;
+  POSIX message IPC that would outlive the call, then sets the call's own rlimits;
 * this worker is not dumpable, so the child (same uid) cannot read its memory, its
   environment or its descriptors through ``/proc``;
 * after the call every other process in the sandbox is killed (``kill(-1)`` in a pid
   namespace spares only init and the caller, and cannot be outrun by forks), reaped
   (the worker is a child subreaper), and ``/tmp``, ``/dev/shm``, the work directory and
-  ``$HOME`` are emptied; then the worker checks nobody changed its own scheduling,
-  OOM score or limits, and exits (to be replaced) if someone did.
+  ``$HOME`` are emptied; then the worker checks nobody changed its own scheduling, OOM
+  score or limits. If something is wrong it says so instead of serving, and exits.
 """
 
 from __future__ import annotations
@@ -29,9 +32,9 @@ import importlib.util
 import json
 import os
 import resource
-import selectors
+import select
 import signal
-import struct
+import socket
 import sys
 import time
 import traceback
@@ -44,10 +47,8 @@ _PR_SET_DUMPABLE = 4
 _PR_SET_SECCOMP = 22
 _PR_SET_CHILD_SUBREAPER = 36
 _SECCOMP_MODE_FILTER = 2
-_MAX_RESULT_BYTES = 8 * 1024 * 1024
-_HEADER = struct.Struct(">Q")
-_GRACE_S = 0.25
-_POLL_S = 0.05
+_MAX_MESSAGE = 65536
+_CALL_FDS = 4  # the arguments (read), stdout, stderr, the result (written)
 
 
 class _Prog(ctypes.Structure):
@@ -57,88 +58,56 @@ class _Prog(ctypes.Structure):
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-def _send(fd: int, payload: dict[str, Any]) -> None:
-    data = json.dumps(payload, ensure_ascii=False).encode()
-    view = memoryview(_HEADER.pack(len(data)) + data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _recv(fd: int) -> dict[str, Any] | None:
-    header = _read_exact(fd, _HEADER.size)
-    if header is None:
-        return None
-    body = _read_exact(fd, _HEADER.unpack(header)[0])
-    return None if body is None else dict(json.loads(body))
-
-
-def _read_exact(fd: int, size: int) -> bytes | None:
-    chunks, left = [], size
-    while left:
-        chunk = os.read(fd, min(left, 1 << 20))
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
-
-
-class _Capped:
-    """First and last ``cap/2`` bytes of a stream, and how much was dropped between."""
-
-    def __init__(self, cap: int) -> None:
-        self.half, self.head, self.tail, self.dropped = max(cap // 2, 1), bytearray(), bytearray(), 0
-
-    def feed(self, chunk: bytes) -> None:
-        room = self.half - len(self.head)
-        self.head += chunk[: max(room, 0)]
-        rest = chunk[max(room, 0) :]
-        if rest:
-            self.tail += rest
-            excess = len(self.tail) - self.half
-            if excess > 0:
-                self.dropped += excess
-                del self.tail[:excess]
-
-    def text(self) -> str:
-        head, tail = self.head.decode("utf-8", "replace"), self.tail.decode("utf-8", "replace")
-        if self.dropped:
-            return f"{head}\n[... {self.dropped} bytes cut by the sandbox output cap ...]\n{tail}"
-        return head + tail
-
-
 # --- the child: one call -------------------------------------------------------------------
+
+
+def _send(sock: socket.socket, payload: dict[str, Any]) -> None:
+    sock.send(json.dumps(payload).encode())
 
 
 class _Spare:
     """A child forked ahead of its call (so the fork is off the call's path), waiting for it."""
 
     def __init__(self, run: Any, guard: bytes) -> None:
-        go, out, err, result = os.pipe(), os.pipe(), os.pipe(), os.pipe()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.pid = os.fork()
         if self.pid == 0:
-            os.close(go[1])
-            _child(run, go[0], (out[1], err[1], result[1]), guard)
-        for fd in (go[0], out[1], err[1], result[1]):
-            os.close(fd)
-        self.go, self.out, self.err, self.result = go[1], out[0], err[0], result[0]
+            ours.close()
+            _child(run, theirs, guard)
+        theirs.close()
+        self.sock = ours
+
+    def give(self, message: bytes, fds: list[int]) -> None:
+        """Pass the call's request and pipe ends on, unread; the worker keeps no copy."""
+        try:
+            socket.send_fds(self.sock, [message], fds)
+        finally:
+            for fd in fds:
+                os.close(fd)
+            self.sock.close()
 
 
-def _child(run: Any, go: int, fds: tuple[int, int, int], guard: bytes) -> None:
+def _child(run: Any, sock: socket.socket, guard: bytes) -> None:
     """Runs in the forked child: wait for the call, confine it, run it; never returns."""
     code = 0
     try:
         os.setsid()
-        _redirect(go, fds)
+        os.closerange(0, sock.fileno())
+        os.closerange(sock.fileno() + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
         _install(guard)  # everything that does not depend on the call is done before it arrives
         os.chdir(WORK)
+        message, fds, _, _ = socket.recv_fds(sock, _MAX_MESSAGE, _CALL_FDS)
+        if not message or len(fds) != _CALL_FDS:  # the worker is shutting down
+            os._exit(0)
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+        os.closerange(_CALL_FDS, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
         sys.stdout = open(1, "w", encoding="utf-8", errors="replace", buffering=1, closefd=False)  # noqa: SIM115
         sys.stderr = open(2, "w", encoding="utf-8", errors="replace", buffering=1, closefd=False)  # noqa: SIM115
-        request = _recv(4)
-        if request is None:  # the worker is shutting down
-            os._exit(0)
-        _limit(request["limits"])
-        _call(run, json.loads(request["args"]))
+        with open(0, "rb", closefd=False) as arguments:
+            args = json.loads(arguments.read())
+        _limit(json.loads(message)["limits"])
+        _call(run, args)
     except BaseException:
         traceback.print_exc()
         code = 1
@@ -146,18 +115,9 @@ def _child(run: Any, go: int, fds: tuple[int, int, int], guard: bytes) -> None:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(BaseException):
                 stream.flush()
-        # Closing the pipes tells the worker the call is over before this process is torn down.
-        os.closerange(1, 5)
+        # Closing the pipes tells the host the call is over before this process is torn down.
+        os.closerange(0, 4)
         os._exit(code)
-
-
-def _redirect(go: int, fds: tuple[int, int, int]) -> None:
-    """stdin from nowhere, stdout/stderr/result (fd 3) to the worker, the request on fd 4; nothing else."""
-    out, err, result = fds
-    null = os.open(os.devnull, os.O_RDONLY)
-    for source, target in ((null, 0), (out, 1), (err, 2), (result, 3), (go, 4)):
-        os.dup2(source, target)
-    os.closerange(5, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
 
 
 def _limit(limits: dict[str, int]) -> None:
@@ -218,79 +178,20 @@ def _call(run: Any, args: dict[str, Any]) -> None:
 # --- the worker: serving calls ----------------------------------------------------------------
 
 
-def _serve_call(spare: _Spare, request: dict[str, Any]) -> dict[str, Any]:
-    """Hand the request to the waiting child and collect what it says; the reply to send."""
+def _serve_call(ctl: socket.socket, spare: _Spare, message: bytes, fds: list[int]) -> None:
+    """Hand the call to the waiting child, wait for it within its timeout, report how it ended."""
     started = time.monotonic()
-    limits = request["limits"]
-    _send(spare.go, request)
-    os.close(spare.go)
-    out, err = _Capped(limits["output_bytes"]), _Capped(limits["output_bytes"])
-    result = bytearray()
-    deadline = started + float(limits["timeout_s"])
-    timed_out = _pump(spare.pid, {spare.out: out, spare.err: err, spare.result: result}, deadline)
-    return {
-        "status": _status(spare.pid, timed_out, wrote=bool(result)),
-        "timed_out": timed_out,
-        "stdout": out.text(),
-        "stderr": err.text(),
-        "truncated": bool(out.dropped or err.dropped),
-        "result": result.decode("utf-8", "replace") if len(result) <= _MAX_RESULT_BYTES else None,
-        "too_large": len(result) > _MAX_RESULT_BYTES,
-        "wall_s": round(time.monotonic() - started, 4),
-    }
-
-
-def _status(pid: int, timed_out: bool, *, wrote: bool) -> int:
-    """The child's wait status without waiting for its teardown when it wrote a result.
-
-    A child that wrote its result closes its pipes and calls ``_exit(0)`` right after;
-    the status is read now if it is already there, else taken as that clean exit.
-    """
-    if timed_out:
-        os.kill(pid, signal.SIGKILL)
-        return os.waitpid(pid, 0)[1]
-    done, status = os.waitpid(pid, 0 if not wrote else os.WNOHANG)
-    return status if done else 0
-
-
-def _pump(pid: int, sinks: dict[int, Any], deadline: float) -> bool:
-    """Read the call's pipes until they close (or the child is gone); True on timeout."""
-    selector = selectors.DefaultSelector()
-    for fd in sinks:
-        selector.register(fd, selectors.EVENT_READ)
-    grace: float | None = None
+    timeout = float(json.loads(message)["limits"]["timeout_s"])
+    spare.give(message, fds)
+    pidfd = os.pidfd_open(spare.pid)
     try:
-        while selector.get_map():
-            now = time.monotonic()
-            if now >= deadline:
-                return True
-            if grace is None and os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
-                grace = now + _GRACE_S  # exited; a leftover may hold a pipe open
-            if grace is not None and now >= grace:
-                break
-            # Polled while the child runs: a process it left behind may hold a pipe open.
-            for key, _ in selector.select(timeout=min(deadline - now, (grace or now + _POLL_S) - now)):
-                chunk = os.read(key.fd, 65536)
-                if not chunk:
-                    selector.unregister(key.fd)
-                else:
-                    _feed(sinks[key.fd], chunk)
-        while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
-            if time.monotonic() >= deadline:
-                return True
-            time.sleep(0.001)
-        return False
+        timed_out = not select.select([pidfd], [], [], timeout)[0]
     finally:
-        for fd in list(sinks):
-            os.close(fd)
-        selector.close()
-
-
-def _feed(sink: Any, chunk: bytes) -> None:
-    if not isinstance(sink, bytearray):
-        sink.feed(chunk)
-    elif len(sink) <= _MAX_RESULT_BYTES:  # one byte over is enough to say "too large"
-        sink += chunk
+        os.close(pidfd)
+    if timed_out:
+        os.kill(spare.pid, signal.SIGKILL)
+    status = os.waitpid(spare.pid, 0)[1]
+    _send(ctl, {"status": status, "timed_out": timed_out, "wall_s": round(time.monotonic() - started, 4)})
 
 
 def _finish() -> None:
@@ -359,8 +260,8 @@ def _import_tool() -> Any:
 
 
 def main() -> None:
-    requests, replies = 0, os.dup(1)
-    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # stray prints must not corrupt the protocol
+    ctl = socket.socket(fileno=0)
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # stray prints of the import go nowhere
     _libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
     _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     with open(os.path.join(WORK, FILTER_FILE), "rb") as fh:
@@ -368,25 +269,31 @@ def main() -> None:
     try:
         run = _import_tool()
     except BaseException as exc:
-        _send(replies, {"ready": False, "error": f"{type(exc).__name__}: {exc}"})
+        _send(ctl, {"ready": False, "error": f"{type(exc).__name__}: {exc}"})
         return
     keep = set(os.listdir(WORK))
     _clean(keep)  # what the import left behind is not shared with calls
     gc.freeze()  # objects from the import stay out of the collector: children do not copy their pages
     before = _fingerprint()
     spare = _Spare(run, guard)
-    _send(replies, {"ready": True, "pid": os.getpid()})
-    while (request := _recv(requests)) is not None:
-        _send(replies, _serve_call(spare, request))
-        # The answer is out; now make sure nothing of this call reaches the next one.
+    _send(ctl, {"ready": True, "pid": os.getpid()})
+    while True:
+        message, fds, _, _ = socket.recv_fds(ctl, _MAX_MESSAGE, _CALL_FDS)
+        if not message:
+            return
+        if len(fds) != _CALL_FDS:
+            _send(ctl, {"retired": True, "error": "a request came without its pipes"})
+            return
+        _serve_call(ctl, spare, message, fds)
+        # The call is over; make sure nothing of it reaches the next one.
         _finish()
         try:
             _clean(keep)
         except OSError:
-            _send(replies, {"retired": True, "error": "a call left files that cannot be removed"})
+            _send(ctl, {"retired": True, "error": "a call left files that cannot be removed"})
             return
         if _fingerprint() != before:
-            _send(replies, {"retired": True, "error": "a call changed the worker's limits or scheduling"})
+            _send(ctl, {"retired": True, "error": "a call changed the worker's limits or scheduling"})
             return
         spare = _Spare(run, guard)
 
