@@ -8,7 +8,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from toolsmith.config import Settings
+from toolsmith.errors import ConfigError
 from toolsmith.fresh import fresh_library
 from toolsmith.library import Provenance, ToolLibrary, ToolSpec
 
@@ -86,3 +89,20 @@ def test_fresh_never_overwrites_an_existing_backup(tmp_path: Path) -> None:
     assert first is not None and second is not None and first != second
     assert _names(first) == {"first"} and _names(second) == {"second"}
     assert fresh_library(settings) is None  # nothing left to move
+
+
+def test_fresh_moves_the_file_library_url_names(tmp_path: Path) -> None:
+    other = tmp_path / "elsewhere" / "team.db"
+    settings = Settings.load(home=tmp_path / "home", env={"TOOLSMITH_LIBRARY_URL": f"sqlite:///{other}"})
+    with ToolLibrary.open(settings) as library:
+        library.add(_spec("on_the_other_file"), provenance=Provenance(), gate={})
+    backup = fresh_library(settings)
+    assert backup is not None and backup.parent == other.parent and not other.exists()
+    assert _names(backup) == {"on_the_other_file"}
+
+
+def test_fresh_refuses_a_postgresql_library(tmp_path: Path) -> None:
+    settings = Settings.load(home=tmp_path, env={"TOOLSMITH_LIBRARY_URL": "postgresql://team@db.invalid/tools"})
+    with pytest.raises(ConfigError) as refused:
+        fresh_library(settings)
+    assert refused.value.setting == "library.url" and "PostgreSQL" in str(refused.value)

@@ -7,9 +7,10 @@ backup is whole on its own.
 
 Moving an SQLite file that another process has open is not safe (its connection would
 later delete the new library's WAL by name), so every session holds a shared lock on
-``.library.lock`` in the home while it uses the library (:func:`library_in_use`), and
+``<library file>.lock`` while it uses the library (:func:`library_in_use`), and
 ``--fresh`` takes the lock exclusively to move the file: it waits for running sessions
-to finish, and parallel ``--fresh`` runs take turns.
+to finish, and parallel ``--fresh`` runs take turns. The file is the one ``library.url``
+names (the home's ``library.db`` by default); a PostgreSQL library is never moved.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from toolsmith.config import Settings
-from toolsmith.errors import LibraryError
+from toolsmith.errors import ConfigError, LibraryError
+from toolsmith.library import location as locations
 
-LOCK_NAME = ".library.lock"
 _SIDE_FILES = ("-wal", "-shm")
 
 
@@ -33,12 +34,24 @@ def library_in_use(
     settings: Settings, *, fresh: bool = False, on_wait: Callable[[], None] | None = None
 ) -> Iterator[Path | None]:
     """Hold the library for a session; with ``fresh``, first move it aside (yields the backup)."""
-    settings.home.mkdir(parents=True, exist_ok=True)
-    with (settings.home / LOCK_NAME).open("a") as fh:
+    where = locations.parse(settings.library_url, settings.db_path)
+    if where.path is None:
+        if fresh:
+            raise ConfigError(
+                f"--fresh moves a library file aside, and the library at {where.display} is a PostgreSQL "
+                "database, which it never touches. Unset library.url (or point it at an empty library) "
+                "to start from zero.",
+                setting="library.url",
+            )
+        yield None
+        return
+    db = where.path
+    db.parent.mkdir(parents=True, exist_ok=True)
+    with db.with_name(db.name + ".lock").open("a") as fh:
         backup = None
         if fresh:
             _lock(fh.fileno(), exclusive=True, on_wait=on_wait)
-            backup = _move_aside(settings.db_path)
+            backup = _move_aside(db)
         _lock(fh.fileno(), exclusive=False, on_wait=None)  # from exclusive, a downgrade
         try:
             yield backup

@@ -151,12 +151,15 @@ def load_settings(as_json: bool = False) -> Settings:
 
 @contextmanager
 def open_session(as_json: bool = False) -> Iterator[tuple[Settings, ToolLibrary]]:
-    """The settings and the configured library; every expected failure is a one-line exit."""
+    """The settings and the configured library; every expected failure is a one-line exit.
+
+    The library is held (see :mod:`toolsmith.fresh`) so ``--fresh`` never moves it meanwhile."""
+    from toolsmith.fresh import library_in_use
     from toolsmith.library import ToolLibrary
 
     with cli_errors(as_json):
         settings = Settings.load()
-        with ToolLibrary.open(settings) as library:
+        with library_in_use(settings), ToolLibrary.open(settings) as library:
             yield settings, library
 
 
