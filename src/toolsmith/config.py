@@ -169,7 +169,7 @@ CONFIG_KEYS: dict[str, frozenset[str] | None] = {
     "search": frozenset({"backends", "searxng_url"}),
     "budget": frozenset({"max_steps", "max_tokens", "max_wall_s", "max_nudges", "max_calls_per_turn"}),
     "mcp": frozenset({"token"}),
-    "library": frozenset({"url"}),
+    "library": frozenset({"url", "catalogue_max_tools", "catalogue_max_chars", "search_floor"}),
     "model": frozenset(MODEL_ENV),
     "prices": None,
 }
@@ -180,6 +180,7 @@ def _from_layers(home: Path, data: dict[str, Any], env: Mapping[str, str]) -> Se
     packages = _table(data, "packages")
     search = _table(data, "search")
     budget = _table(data, "budget")
+    library = _table(data, "library")
     try:
         limits = Limits.from_mapping(sandbox)
     except ValueError as exc:
@@ -214,13 +215,13 @@ def _from_layers(home: Path, data: dict[str, Any], env: Mapping[str, str]) -> Se
             budget.get("max_calls_per_turn", d.max_calls_per_turn), "budget.max_calls_per_turn", minimum=1
         ),
         "prices": _prices(_table(data, "prices")),
-        "library_url": _library_url(env, _table(data, "library")),
+        "library_url": _library_url(env, library),
         "catalogue_max_tools": _int(
-            _table(data, "library").get("catalogue_max_tools", 12), "library.catalogue_max_tools", minimum=0
+            library.get("catalogue_max_tools", d.catalogue_max_tools), "library.catalogue_max_tools", minimum=0
         ),
-        "search_floor": _float(_table(data, "library").get("search_floor", 0.3), "library.search_floor"),
+        "search_floor": _float(library.get("search_floor", d.search_floor), "library.search_floor", maximum=1),
         "catalogue_max_chars": _int(
-            _table(data, "library").get("catalogue_max_chars", 3000), "library.catalogue_max_chars", minimum=200
+            library.get("catalogue_max_chars", d.catalogue_max_chars), "library.catalogue_max_chars", minimum=200
         ),
         "model": _model_settings(_table(data, "model"), env),
     }
