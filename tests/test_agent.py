@@ -17,6 +17,7 @@ from toolsmith.testing import final, reply, tool_call
 from toolsmith.toolbox import RESULT_CHARS
 
 
+@pytest.mark.slow
 def test_evolve_then_reuse_through_http(tmp_path: Path) -> None:
     with rig(tmp_path) as r:
         r.model.add(*evolve_script())

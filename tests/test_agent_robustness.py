@@ -175,6 +175,7 @@ def test_a_nameless_call_is_an_error_result_not_the_end(tmp_path: Path) -> None:
         assert result.status == "answered" and "no function name" in _results(r)[0].data["error"]
 
 
+@pytest.mark.slow
 def test_a_near_miss_name_gets_a_suggestion(tmp_path: Path) -> None:
     with rig(tmp_path) as r:
         r.model.add(*evolve_script())

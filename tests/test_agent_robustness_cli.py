@@ -16,6 +16,8 @@ from toolsmith.providers import ProviderConfig
 from toolsmith.session import run_session
 from toolsmith.testing import ScriptedModel, ScriptedServer, final, reply, tool_call
 
+pytestmark = pytest.mark.slow  # whole processes per test: the full suite runs these, scripts/test --fast skips them
+
 # Not key-shaped: only its presence in the environment marks it as a secret.
 SECRET = "plain-looking-secret-value"
 TOKEN = "ghp_" + "Z" * 36  # key-shaped, wherever it appears

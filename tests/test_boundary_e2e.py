@@ -38,6 +38,8 @@ PROBE_CODE = """\
 import os
 import sqlite3
 
+pytestmark = pytest.mark.slow  # whole processes per test: the full suite runs these, scripts/test --fast skips them
+
 SKIP = ("/proc", "/sys", "/dev", "/usr")
 
 

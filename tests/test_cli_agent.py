@@ -13,6 +13,8 @@ from agent_helpers import answer_from_tool, evolve_script
 from cli_helpers import run_toolsmith
 from toolsmith.testing import ScriptedModel, ScriptedServer, final, reply, tool_call
 
+pytestmark = pytest.mark.slow  # whole processes per test: the full suite runs these, scripts/test --fast skips them
+
 SECRET = "sk-canary-0123456789abcdefghij"
 
 

@@ -5,9 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agent_helpers import DAYS_CODE, VERIFY, answer_from_tool, create_days_tool, evolve_script, rig
 from toolsmith.library import Status
 from toolsmith.testing import final, reply, tool_call
+
+pytestmark = pytest.mark.slow  # whole processes per test: the full suite runs these, scripts/test --fast skips them
 
 
 def _create_results(r: Any) -> list[dict[str, Any]]:

@@ -6,8 +6,12 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from cli_helpers import run_toolsmith
 from toolsmith.testing import ScriptedModel, ScriptedServer
+
+pytestmark = pytest.mark.slow  # whole processes per test: the full suite runs these, scripts/test --fast skips them
 
 
 def _doctor(home: Path, **env: str) -> subprocess.CompletedProcess[str]:

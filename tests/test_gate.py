@@ -219,6 +219,7 @@ def test_test_run_failures_are_refused_with_the_reason(gate: Gate, code: str, fr
     assert fragment in (report.reason or "")
 
 
+@pytest.mark.slow
 def test_a_hanging_tool_is_killed_and_refused(gate: Gate) -> None:
     code = "import time\n\ndef run(start, end):\n    while True:\n        time.sleep(0.1)\n"
     report = gate.check(spec(code=code))

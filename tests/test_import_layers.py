@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # whole processes per test: the full suite runs these, scripts/test --fast skips them
+
 ROOT = Path(__file__).resolve().parents[1]
 LINT = "from importlinter.cli import lint_imports_command; lint_imports_command()"
 

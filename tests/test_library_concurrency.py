@@ -14,6 +14,8 @@ import pytest
 from toolsmith.library import Provenance, Status, ToolLibrary, ToolSpec
 from toolsmith.library.migrations import MIGRATIONS
 
+pytestmark = pytest.mark.slow  # whole processes per test: the full suite runs these, scripts/test --fast skips them
+
 WORKERS = 8
 ROUNDS = 6
 

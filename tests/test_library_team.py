@@ -49,6 +49,7 @@ def _member(url: str, home: str, worker: int, barrier: multiprocessing.synchroni
 
 
 @pytest.mark.parametrize("kind", BACKENDS)
+@pytest.mark.slow
 def test_team_of_processes_loses_nothing(kind: str, tmp_path: Path) -> None:
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(PROCESSES)

@@ -316,6 +316,7 @@ async def repeat_failures_quarantine(client: Client, changes: Changes, library: 
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
+@pytest.mark.slow
 def test_stdio(home: Path, mode: str) -> None:
     params = StdioServerParameters(command=sys.executable, args=["-m", "toolsmith", "mcp"], env=server_env(home))
     changes = Changes()
@@ -334,6 +335,7 @@ def test_stdio(home: Path, mode: str) -> None:
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
+@pytest.mark.slow
 def test_streamable_http_on_loopback(home: Path, mode: str) -> None:
     changes = Changes()
     with http_server(server_env(home)) as target:

@@ -18,6 +18,8 @@ from toolsmith.cli import app
 from toolsmith.library import Provenance, ToolLibrary, ToolSpec
 from toolsmith.testing import ScriptedModel, ScriptedServer, reply, tool_call
 
+pytestmark = pytest.mark.slow  # whole processes per test: the full suite runs these, scripts/test --fast skips them
+
 
 def clean_env(home: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("LLM_")}

@@ -5,9 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from cli_helpers import run_toolsmith
 from toolsmith.config import Settings
 from toolsmith.offline import BROKEN_TOOL, run_offline
+
+pytestmark = pytest.mark.slow  # whole processes per test: the full suite runs these, scripts/test --fast skips them
 
 
 def test_offline_report_holds_both_verdicts(tmp_path: Path) -> None:

@@ -202,6 +202,7 @@ def test_short_names_are_only_checked_for_affixes_and_separators() -> None:
     assert names.near("yaml") is not None and names.near("yaml").popular == "pyyaml"  # type: ignore[union-attr]
 
 
+@pytest.mark.slow
 def test_two_edit_typos_of_long_names_are_always_found() -> None:
     # The bigram filter must be complete: random double edits of long popular names are
     # all caught (by that name or by another popular one at least as close).
@@ -222,6 +223,7 @@ def test_two_edit_typos_of_long_names_are_always_found() -> None:
     assert misses == []
 
 
+@pytest.mark.slow
 def test_a_lookup_measures_few_candidates_not_the_whole_list() -> None:
     """The check's speed comes from never computing the distance to every popular name:
     only a query's own neighbourhood is measured (its timing is in bench/packages.py)."""

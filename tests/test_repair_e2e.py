@@ -26,6 +26,8 @@ V1 = """\
 import json
 import urllib.request
 
+pytestmark = pytest.mark.slow  # whole processes per test: the full suite runs these, scripts/test --fast skips them
+
 SERVICE = "{url}"
 
 

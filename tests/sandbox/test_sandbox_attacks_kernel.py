@@ -74,6 +74,7 @@ def _in_background(sandbox: Sandbox, code: str, **kwargs: object) -> tuple[threa
 # --- the run's uid on the host ------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_program_is_never_host_root(bwrap_sandbox: Sandbox) -> None:
     tag = marker()
     thread, box = _in_background(bwrap_sandbox, reexec_prelude(tag) + _hold(3))
@@ -176,6 +177,7 @@ def test_root_only_proc_files_are_unreadable(bwrap_sandbox: Sandbox) -> None:
 
 
 @pytest.mark.skipif(not _ROOT, reason="a non-root launcher's runs share its uid, and so its per-user limits")
+@pytest.mark.slow
 def test_per_user_limits_are_not_the_host_roots(settings: Settings) -> None:
     if not bwrap.probe()[0]:
         pytest.skip("bwrap unavailable")
@@ -449,6 +451,7 @@ def test_unix_sockets_inside_the_sandbox_still_work(bwrap_sandbox: Sandbox) -> N
 # --- CPU across the whole run ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_many_busy_processes_get_the_runs_cpu_quota_not_the_machine(settings: Settings) -> None:
     if not bwrap.probe()[0]:
         pytest.skip("bwrap unavailable")

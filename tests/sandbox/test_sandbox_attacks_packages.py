@@ -124,6 +124,7 @@ def _forget_interpreters(settings: Settings) -> None:
 
 
 @pytest.mark.parametrize("kind", ["pth", "sitecustomize"])
+@pytest.mark.slow
 def test_a_wheel_with_a_startup_hook_is_refused_and_removed(
     settings: Settings, index: LocalIndex, hook_marker: Path, kind: str
 ) -> None:
@@ -142,6 +143,7 @@ def test_a_wheel_with_a_startup_hook_is_refused_and_removed(
     assert not hook_marker.exists(), hook_marker.read_text()
 
 
+@pytest.mark.slow
 def test_an_allowed_hook_stays_and_shows_what_the_guard_prevents(
     settings: Settings, index: LocalIndex, hook_marker: Path
 ) -> None:
@@ -170,6 +172,7 @@ def test_a_hook_already_in_the_environment_is_removed_before_any_installer_runs(
     assert sorted(p.name for p in env.site_packages.glob("*.pth")) == ["paths-only.pth"]
 
 
+@pytest.mark.slow
 def test_a_refused_hook_never_reaches_a_sandboxed_run(settings: Settings, index: LocalIndex, hook_marker: Path) -> None:
     if not bwrap.probe()[0]:
         pytest.skip("bwrap unavailable")

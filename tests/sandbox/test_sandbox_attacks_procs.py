@@ -33,6 +33,7 @@ pytestmark = pytest.mark.bwrap
 # --- processes --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_fork_bomb_is_contained_by_the_pids_cgroup(bwrap_sandbox: Sandbox) -> None:
     if not support()["pids"].usable and os.getuid() == 0:
         pytest.skip("no writable pids cgroup; RLIMIT_NPROC does not hold for root")
@@ -144,6 +145,7 @@ def test_memory_bomb_gradual(bwrap_sandbox: Sandbox) -> None:
     assert out.exec.killed_by == "memory"
 
 
+@pytest.mark.slow
 def test_memory_bomb_across_processes_hits_the_memory_cgroup(bwrap_sandbox: Sandbox) -> None:
     if not support()["memory"].usable:
         pytest.skip("no writable memory cgroup")
@@ -169,6 +171,7 @@ def test_memory_bomb_across_processes_hits_the_memory_cgroup(bwrap_sandbox: Sand
     assert out.exec.killed_by == "memory"
 
 
+@pytest.mark.slow
 def test_cpu_bound_c_loop_is_stopped_by_the_cpu_limit(settings: Settings) -> None:
     from dataclasses import replace
 
@@ -181,6 +184,7 @@ def test_cpu_bound_c_loop_is_stopped_by_the_cpu_limit(settings: Settings) -> Non
     assert out.exec.killed_by == "cpu"
 
 
+@pytest.mark.slow
 def test_catastrophic_regex_is_stopped_by_the_wall_clock(bwrap_sandbox: Sandbox) -> None:
     out = run(bwrap_sandbox, "import re; print(re.match(r'(a+)+$', 'a' * 64 + 'b'))", timeout_s=1.5)
     assert out.exec.timed_out and out.exec.killed_by == "timeout"
@@ -195,6 +199,7 @@ def test_sleeping_forever_is_killed(bwrap_sandbox: Sandbox) -> None:
     assert leftovers(tag) == []
 
 
+@pytest.mark.slow
 def test_stdout_flood_is_capped(bwrap_sandbox: Sandbox) -> None:
     out = run(
         bwrap_sandbox,

@@ -192,7 +192,7 @@ def test_seccomp_program_shape() -> None:
         ("x = 1\n", {}, "no_run"),
         ("import not_a_module_anywhere\n", {}, "import"),
         ("import os\ndef run():\n    os._exit(3)\n", {}, "killed"),
-        ("def run():\n    import time; time.sleep(30)\n", {}, "timeout"),
+        pytest.param("def run():\n    import time; time.sleep(30)\n", {}, "timeout", marks=pytest.mark.slow),
     ],
 )
 def test_call_tool_outcomes(bwrap_sandbox: Sandbox, code: str, args: dict[str, int], kind: str | None) -> None:

@@ -94,6 +94,7 @@ def test_the_bundled_binary_isolates_and_is_reported(settings: Settings) -> None
     assert out.exec.stdout == "False\n"  # the toolsmith home is not mounted
 
 
+@pytest.mark.slow
 def test_describe_cli_names_the_bwrap_and_its_source() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "toolsmith", "sandbox", "describe", "--json"],

@@ -122,6 +122,7 @@ def test_typosquat_is_refused_with_a_suggestion(invoke, script: Path) -> None:  
 
 
 @pytest.mark.network
+@pytest.mark.slow
 def test_run_with_pip_reports_pins(invoke, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     code = tmp_path / "use.py"
     code.write_text("import humanize\nprint(humanize.intcomma(1000))\n")

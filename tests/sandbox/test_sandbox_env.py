@@ -163,6 +163,7 @@ def test_env_is_created_with_uv(settings: Settings) -> None:
 
 
 @pytest.mark.network
+@pytest.mark.slow
 def test_install_records_pins_with_the_index_hash(settings: Settings) -> None:
     env = PackageEnv(settings)
     pins = env.install("python-slugify")
@@ -178,6 +179,7 @@ def test_install_records_pins_with_the_index_hash(settings: Settings) -> None:
 
 @pytest.mark.network
 @pytest.mark.bwrap
+@pytest.mark.slow
 def test_run_code_installs_then_imports_read_only(bwrap_sandbox: Sandbox) -> None:
     out = bwrap_sandbox.run_code(
         "import humanize, sys; print(humanize.intcomma(1234567)); print(sys.prefix)", pip_install="humanize"
@@ -189,6 +191,7 @@ def test_run_code_installs_then_imports_read_only(bwrap_sandbox: Sandbox) -> Non
 
 
 @pytest.mark.network
+@pytest.mark.slow
 def test_a_package_without_wheels_names_the_setting_that_allows_builds(settings: Settings) -> None:
     # docopt has only ever been published as a source distribution.
     with pytest.raises(InstallError) as caught:
@@ -198,6 +201,7 @@ def test_a_package_without_wheels_names_the_setting_that_allows_builds(settings:
 
 
 @pytest.mark.network
+@pytest.mark.slow
 def test_sync_rebuilds_a_fresh_environment_from_pins(settings: Settings, tmp_path: Path) -> None:
     pins = PackageEnv(settings).install("python-slugify==8.0.4")
     fresh = replace(settings, home=tmp_path / "other-machine")
@@ -221,6 +225,7 @@ def test_sync_with_a_wrong_recorded_hash_installs_nothing(settings: Settings) ->
 
 @pytest.mark.network
 @pytest.mark.bwrap
+@pytest.mark.slow
 def test_call_tool_syncs_missing_requirements_first(bwrap_sandbox: Sandbox, settings: Settings, tmp_path: Path) -> None:
     pins = PackageEnv(replace(settings, home=tmp_path / "elsewhere")).install("humanize")
     code = "import humanize\n\ndef run(n):\n    return humanize.intcomma(n)\n"
@@ -241,6 +246,7 @@ def test_call_tool_reports_an_unsatisfiable_requirement(process_sandbox: Sandbox
 
 
 @pytest.mark.network
+@pytest.mark.slow
 def test_pip_fallback_creates_and_installs(settings: Settings) -> None:
     env = PackageEnv(settings, installer="pip")
     pins = env.install("humanize")
