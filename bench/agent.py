@@ -37,9 +37,9 @@ from toolsmith.model import ModelReply
 from toolsmith.model.client import ChatModel
 from toolsmith.offline import TASKS, evolve_policy, no_web, reuse_policy
 from toolsmith.providers import ProviderConfig
+from toolsmith.records import TaskResult
 from toolsmith.runtime import Sandbox
 from toolsmith.testing import ScriptedModel, ScriptedServer
-from toolsmith.trajectory import TaskResult
 
 EVOLVE_TASK, REUSE_TASK = TASKS
 

@@ -224,3 +224,11 @@ def test_a_hanging_tool_is_killed_and_refused(gate: Gate) -> None:
     code = "import time\n\ndef run(start, end):\n    while True:\n        time.sleep(0.1)\n"
     report = gate.check(spec(code=code))
     assert report.failed == "test_run" and "did not return" in (report.reason or "")
+
+
+def test_meta_tool_names_are_one_list_the_gate_and_the_toolbox_share(gate: Gate) -> None:
+    from toolsmith.metatools import META_TOOL_NAMES
+    from toolsmith.toolbox import META_TOOLS
+
+    assert tuple(META_TOOLS) == META_TOOL_NAMES and gate.reserved == frozenset(META_TOOL_NAMES)
+    assert all(META_TOOLS[name][0]["function"]["name"] == name for name in META_TOOL_NAMES)

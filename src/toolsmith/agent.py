@@ -36,11 +36,11 @@ from toolsmith.gate import Gate
 from toolsmith.guards import Draft, Guard, GuardSet, standard_guards
 from toolsmith.library import Status, ToolLibrary
 from toolsmith.model import Model, ModelReply, Usage
+from toolsmith.records import TaskResult
 from toolsmith.redaction import encodable
 from toolsmith.replies import normalise_reply, strip_thinking
 from toolsmith.runtime import Sandbox
 from toolsmith.toolbox import Toolbox
-from toolsmith.trajectory import TaskResult
 
 
 def _model_failure(exc: ModelError) -> str:

@@ -20,6 +20,7 @@ from toolsmith.events import Event, EventSink, null_sink
 from toolsmith.gate import Gate
 from toolsmith.library import ToolLibrary, ToolVersion
 from toolsmith.packages.requirement import Requirement
+from toolsmith.records import Action
 from toolsmith.runtime import Sandbox
 
 SearchFn = Callable[[str, Any], dict[str, Any]]
@@ -32,28 +33,6 @@ class WebAccess:
 
     search: SearchFn
     read: ReadFn
-
-
-@dataclass(frozen=True)
-class Action:
-    """One tool call in a task's trajectory."""
-
-    name: str
-    arguments: Any
-    ok: bool
-    origin: str = "model"  # model | program
-    library: bool = False
-    version: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "tool": self.name,
-            "arguments": self.arguments,
-            "ok": self.ok,
-            "origin": self.origin,
-            "library": self.library,
-            "version": self.version,
-        }
 
 
 @dataclass

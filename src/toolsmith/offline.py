@@ -29,9 +29,9 @@ from toolsmith.context import WebAccess
 from toolsmith.events import EventSink, null_sink
 from toolsmith.library import ToolLibrary
 from toolsmith.model import ModelReply
+from toolsmith.records import TaskResult
 from toolsmith.runtime import Sandbox
 from toolsmith.testing import ScriptedModel, final, last_tool_result, reply, tool_call
-from toolsmith.trajectory import TaskResult
 
 TASKS = (
     "How many days are there between 2020-01-01 and 2020-03-01?",

@@ -32,9 +32,10 @@ from toolsmith.model.client import ChatModel
 from toolsmith.model.retry import RetryPolicy
 from toolsmith.model.stream import StreamProgress
 from toolsmith.providers import ProviderConfig, resolve_provider
+from toolsmith.records import TaskResult, reuse_held
 from toolsmith.redaction import Redactor
 from toolsmith.runtime import Sandbox
-from toolsmith.trajectory import TaskResult, TrajectoryWriter, reuse_held
+from toolsmith.trajectory import TrajectoryWriter
 
 
 @dataclass

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from toolsmith.context import Action, TaskContext
+from toolsmith.context import TaskContext
 from toolsmith.errors import SandboxError, ToolsmithError
 from toolsmith.events import ToolCalled, ToolResult
 from toolsmith.guards import Call, GuardSet
@@ -24,6 +24,7 @@ from toolsmith.library import ToolVersion
 from toolsmith.metatools import META_TOOL_NAMES, code_interpreter, create_tool, search_tools
 from toolsmith.metatools.read_webpage import READ_WEBPAGE_SCHEMA
 from toolsmith.metatools.web_search import WEB_SEARCH_SCHEMA
+from toolsmith.records import Action
 from toolsmith.redaction import encodable
 from toolsmith.replies import parse_arguments
 from toolsmith.sandbox import Blame
@@ -54,11 +55,14 @@ def _read_webpage(ctx: TaskContext, args: dict[str, Any]) -> dict[str, Any]:
 
 
 _HANDLERS: dict[str, tuple[dict[str, Any], Handler]] = {
-    "web_search": (WEB_SEARCH_SCHEMA, _web_search),
-    "read_webpage": (READ_WEBPAGE_SCHEMA, _read_webpage),
-    "code_interpreter": (code_interpreter.SCHEMA, code_interpreter.handle),
-    "create_tool": (create_tool.SCHEMA, create_tool.handle),
-    "search_tools": (search_tools.SCHEMA, search_tools.handle),
+    schema["function"]["name"]: (schema, handler)
+    for schema, handler in (
+        (WEB_SEARCH_SCHEMA, _web_search),
+        (READ_WEBPAGE_SCHEMA, _read_webpage),
+        (code_interpreter.SCHEMA, code_interpreter.handle),
+        (create_tool.SCHEMA, create_tool.handle),
+        (search_tools.SCHEMA, search_tools.handle),
+    )
 }
 META_TOOLS = {name: _HANDLERS[name] for name in META_TOOL_NAMES}  # offered in that order
 

@@ -1,0 +1,40 @@
+"""The run records live apart from the services, so writing a trajectory needs none of them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from toolsmith.records import Action, TaskResult, reuse_held
+
+
+def test_the_trajectory_writer_imports_no_gate_library_or_sandbox() -> None:
+    code = (
+        "import sys, toolsmith.trajectory, toolsmith.records\n"
+        "heavy = ('toolsmith.gate', 'toolsmith.library', 'toolsmith.sandbox', 'toolsmith.context')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stdout
+
+
+def test_the_reuse_verdict_from_records_alone() -> None:
+    def task(index: int, *actions: Action, created: list[str] | None = None) -> TaskResult:
+        return TaskResult(
+            index=index, task="t", answer="a", status="answered", actions=list(actions), created=created or []
+        )
+
+    search = Action("search_tools", {"query": "days"}, ok=True)
+    evolved = task(0, search, Action("create_tool", {}, ok=True), created=["days@1"])
+    reused = task(1, search, Action("days", {}, ok=True, library=True, version=1))
+    rebuilt = task(1, search, Action("web_search", {}, ok=True), Action("days", {}, ok=True, library=True))
+    assert (evolved.outcome, reused.outcome, rebuilt.outcome) == ("evolved", "reused", "used-tool")
+    assert reuse_held([evolved, reused]) and not reuse_held([evolved, rebuilt]) and not reuse_held([reused])
+    assert reused.to_dict()["actions"][1] == {
+        "tool": "days",
+        "arguments": {},
+        "ok": True,
+        "origin": "model",
+        "library": True,
+        "version": 1,
+    }
