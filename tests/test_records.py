@@ -11,7 +11,8 @@ from toolsmith.records import Action, TaskResult, reuse_held
 def test_the_trajectory_writer_imports_no_gate_library_or_sandbox() -> None:
     code = (
         "import sys, toolsmith.trajectory, toolsmith.records\n"
-        "heavy = ('toolsmith.gate', 'toolsmith.library', 'toolsmith.sandbox', 'toolsmith.context')\n"
+        "heavy = ('toolsmith.gate', 'toolsmith.library', 'toolsmith.sandbox', 'toolsmith.runtime',"
+        " 'toolsmith.packages', 'toolsmith.context')\n"
         "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
