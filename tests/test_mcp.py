@@ -34,6 +34,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from library_backends import postgres_schema
 from toolsmith.config import Settings
 from toolsmith.gate import Gate
 from toolsmith.library import Provenance, Status, ToolLibrary, ToolSpec
@@ -444,3 +445,53 @@ def test_no_auth_is_allowed_on_loopback_only(home: Path) -> None:
     with http_server(server_env(home), "--no-auth") as target:
         assert httpx.post(target.url, json=INITIALIZE, headers=MCP_HEADERS, timeout=30).status_code == 200
         assert "--no-auth" in "".join(target.log)
+
+
+# --- a team library on PostgreSQL --------------------------------------------------------
+
+
+@pytest.mark.postgres
+def test_stdio_serves_a_postgres_library(tmp_path: Path) -> None:
+    """``toolsmith mcp`` with TOOLSMITH_LIBRARY_URL: tools come from PostgreSQL, changes made
+    through another connection (another machine) reach the client, calls are recorded."""
+    with postgres_schema() as url:
+        settings = replace(Settings(home=tmp_path / "writer", library_url=url), network=False)
+        with ToolLibrary.open(settings) as library:
+            store(library, settings, days_spec())
+            store(library, settings, divide_spec())
+        env = {**server_env(tmp_path / "server-machine"), "TOOLSMITH_LIBRARY_URL": url}
+        params = StdioServerParameters(command=sys.executable, args=["-m", "toolsmith", "mcp"], env=env)
+        changes = Changes()
+
+        async def main() -> None:
+            with ToolLibrary(url) as library:
+                async with connected(params, "legacy", changes) as client:
+                    await exercise(client, changes, library)
+
+        anyio.run(main)
+        assert changes.count >= 2
+
+
+@pytest.mark.postgres
+def test_watcher_wakes_on_a_postgres_notice_not_on_its_poll(tmp_path: Path) -> None:
+    """With a poll interval far longer than the wait, only the LISTEN/NOTIFY path can
+    deliver the approval in time: this is what makes approvals reach servers at once."""
+    with postgres_schema() as url:
+        settings = replace(Settings(home=tmp_path, library_url=url), network=False)
+
+        async def main() -> None:
+            with ToolLibrary(url) as served, ToolLibrary(url) as elsewhere:
+                elsewhere.add(days_spec(), provenance=Provenance(origin="test"), gate={}, status=Status.PENDING)
+                watcher = ListChangeWatcher(LibraryTools(settings, served, Sandbox(settings)), interval_s=3600)
+                watcher.always = True
+                async with anyio.create_task_group() as group:
+                    group.start_soon(watcher.run)
+                    while served._backend._listener is None:  # type: ignore[attr-defined]
+                        await anyio.sleep(0.01)
+                    elsewhere.set_status("days_between", 1, Status.ACTIVE, reason="ok", actor="user:lead")
+                    with anyio.fail_after(WAIT_S):
+                        while watcher.notifications_sent == 0:
+                            await anyio.sleep(0.02)
+                    group.cancel_scope.cancel()
+
+        anyio.run(main)

@@ -7,9 +7,11 @@ sandbox, with the tool's pinned requirements, its outcome and latency recorded, 
 repeat failures quarantining it.
 
 The tool list follows the library without a restart. Other processes (``toolsmith
-tools approve``, a running agent) change the library's SQLite file, so a watcher polls
-the newest audit id (every state change writes one) a few times a second and, when the
-set of active tools really changed, tells every connected client. The SDK serves two
+tools approve``, a running agent, on PostgreSQL other machines) change the library, so a
+watcher looks at the newest audit id (every state change writes one) and, when the set
+of active tools really changed, tells every connected client. On SQLite it polls a few
+times a second; a PostgreSQL library announces each change (LISTEN/NOTIFY), so the
+watcher wakes at once and polls only as a slow fallback. The SDK serves two
 protocol eras and they are told differently: handshake-era connections get
 ``notifications/tools/list_changed`` on their standalone channel, 2026-era clients get
 a ``ToolsListChanged`` event on their ``subscriptions/listen`` streams.
@@ -56,6 +58,8 @@ log = logging.getLogger("toolsmith.mcp")
 SERVER_NAME = "toolsmith"
 SOLVE_TASK = "solve_task"
 POLL_INTERVAL_S = 0.5
+# With change notices the poll only covers a lost listening connection.
+NOTICE_FALLBACK_S = 5.0
 HTTP_PATH = "/mcp"
 
 Context = ServerRequestContext[dict[str, Any]]
@@ -304,10 +308,19 @@ class ListChangeWatcher:
     async def run(self) -> None:
         await self.prime()
         while True:
-            await anyio.sleep(self.interval_s)
+            await self.wait()
             await anyio.to_thread.run_sync(self.tools.sandbox.reap_warm)
             if self.has_audience:
                 await self.check()
+
+    async def wait(self) -> None:
+        """Until the library announces a change, or the poll interval passes."""
+        library = self.tools.library
+        if not library.announces_changes:
+            await anyio.sleep(self.interval_s)
+            return
+        timeout = max(self.interval_s, NOTICE_FALLBACK_S)
+        await anyio.to_thread.run_sync(library.wait_for_change, timeout, abandon_on_cancel=True)
 
     async def check(self) -> bool:
         """One poll: True when the active set changed and clients were told."""

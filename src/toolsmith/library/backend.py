@@ -49,6 +49,8 @@ class Backend(ABC):
     location: LibraryLocation
     #: The driver's exception base classes; ToolLibrary hands them to :meth:`translate`.
     errors: tuple[type[BaseException], ...] = ()
+    #: Whether :meth:`wait_for_change` returns as soon as another connection changes something.
+    announces_changes = False
 
     @abstractmethod
     def reading(self) -> AbstractContextManager[Tx]:

@@ -177,11 +177,17 @@ class ToolLibrary:
             finally:
                 self._depth -= 1
 
+    @property
+    def announces_changes(self) -> bool:
+        """True when :meth:`wait_for_change` wakes on changes (else callers should poll)."""
+        return self._backend.announces_changes
+
     def wait_for_change(self, timeout_s: float) -> bool:
         """Wait until another process changes the library's state, at most ``timeout_s``.
 
-        True: a change notice arrived (PostgreSQL pushes them). False: the time ran out,
-        and the caller should look for itself (SQLite has no notices, so callers poll).
+        True: a change notice arrived (PostgreSQL pushes them), or listening just began,
+        so look now. False: the time ran out; look for yourself (SQLite has no notices,
+        so callers poll).
         """
         with self._errors():
             return self._backend.wait_for_change(timeout_s)

@@ -76,6 +76,7 @@ class PgTx(Tx):
 
 class PostgresBackend(Backend):
     errors = (psycopg.Error,)
+    announces_changes = True
 
     def __init__(self, location: LibraryLocation) -> None:
         self.location = location
@@ -163,27 +164,32 @@ class PostgresBackend(Backend):
             self._listener.close()
 
     def wait_for_change(self, timeout_s: float) -> bool:
-        """LISTEN for the audit trigger's notices; another library's schema does not count."""
+        """LISTEN for the audit trigger's notices; another library's schema does not count.
+
+        Returns True at once when listening (re)starts: changes made before it was in
+        place were not announced to us, so the caller should look.
+        """
         deadline = time.monotonic() + max(timeout_s, 0.0)
         try:
-            listener = self._listening()
+            if self._listener is None or self._listener.closed or self._listener.broken:
+                self._listener = self._listen()
+                return True
             while (left := deadline - time.monotonic()) > 0:
-                for notice in listener.notifies(timeout=left, stop_after=1):
+                for notice in self._listener.notifies(timeout=left, stop_after=1):
                     if notice.payload == self.schema_name:
                         return True
-        except psycopg.Error:
-            # The listening connection broke: drop it, and let the caller look for itself.
+        except (psycopg.Error, LibraryError):
+            # The server is away: drop the listener; the next call starts it again.
             if self._listener is not None:
                 self._listener.close()
             self._listener = None
+            time.sleep(max(deadline - time.monotonic(), 0.0))
         return False
 
-    def _listening(self) -> psycopg.Connection[Any]:
-        if self._listener is None or self._listener.closed or self._listener.broken:
-            listener = self._connect()
-            listener.execute(pgsql.SQL("LISTEN {}").format(pgsql.Identifier(schema.CHANNEL)))
-            self._listener = listener
-        return self._listener
+    def _listen(self) -> psycopg.Connection[Any]:
+        listener = self._connect()
+        listener.execute(pgsql.SQL("LISTEN {}").format(pgsql.Identifier(schema.CHANNEL)))
+        return listener
 
 
 def lock_key(schema_name: str) -> int:
