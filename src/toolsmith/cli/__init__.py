@@ -16,6 +16,7 @@ from toolsmith import __version__
 from toolsmith.cli.agent_cmds import demo_command, run_command
 from toolsmith.cli.common import crash
 from toolsmith.cli.doctor import doctor_command
+from toolsmith.cli.library import app as library_app
 from toolsmith.cli.mcp import mcp_command
 from toolsmith.cli.sandbox import app as sandbox_app
 from toolsmith.cli.tools import app as tools_app
@@ -51,6 +52,7 @@ app.command("doctor")(doctor_command)
 app.command("mcp")(mcp_command)
 app.command("ui")(ui_command)
 app.add_typer(tools_app, name="tools", help="Review, search and share the tool library.")
+app.add_typer(library_app, name="library", help="Where the tool library lives; copy it to another backend.")
 app.add_typer(sandbox_app, name="sandbox", help="Run code in the sandbox, as code_interpreter does.")
 
 
