@@ -7,6 +7,7 @@ what a file-based tool library does: one JSON file per tool, all read and scored
 keyword counting on every query.
 
     python bench/search.py [--sizes 10000 100000] [--queries 300] [--naive-budget 30]
+    python bench/search.py --backend postgresql [--postgres-url URL]   # also PostgreSQL, same run
 """
 
 from __future__ import annotations
@@ -20,11 +21,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
+import search_postgres
 from toolsmith.library import Provenance, Requirement, ToolLibrary, ToolSpec
 from toolsmith.library.relevance import DEFAULT_FLOOR
+from toolsmith.library.transfer import copy_library
 
 
 @dataclass(frozen=True)
@@ -421,9 +425,9 @@ def generate_queries(count: int, seed: int) -> list[tuple[str, str | None]]:
 # --- the two contenders -------------------------------------------------------------------
 
 
-def build_library(directory: Path, size: int, seed: int) -> tuple[ToolLibrary, dict[str, str], float]:
+def build_library(target: Path | str, size: int, seed: int) -> tuple[ToolLibrary, dict[str, str], float]:
     started = time.perf_counter()
-    library = ToolLibrary(directory / "library.db")
+    library = ToolLibrary(target if isinstance(target, str) else target / "library.db")
     topic_of: dict[str, str] = {}
     tools = generate_tools(size, seed)
     while True:
@@ -528,13 +532,31 @@ def run_size(size: int, queries: list[tuple[str, str | None]], args: argparse.Na
             "BM25 alone": relevance(library, topic_of, queries, floor=0.0),
             f"floor {DEFAULT_FLOOR:g}": relevance(library, topic_of, queries, floor=DEFAULT_FLOOR),
         }
+        extra = run_postgres(library, topic_of, queries, args) if args.backend == "postgresql" else {}
         library.close()
         naive: Timing | None = None
         if size <= args.naive_max:
             naive_build = build_naive(root / "naive", size, args.seed)
             print(f"[{size:,}] naive directory written in {naive_build:.1f} s", file=sys.stderr)
             naive = time_queries(lambda q: naive_search(root / "naive", q), texts, budget_s=args.naive_budget)
-    return {"size": size, "ours": ours, "bm25": bm25, "naive": naive, "build_s": build_s, "quality": quality}
+    return {"size": size, "ours": ours, "bm25": bm25, "naive": naive, "build_s": build_s, "quality": quality, **extra}
+
+
+def run_postgres(
+    source: ToolLibrary, topic_of: dict[str, str], queries: list[tuple[str, str | None]], args: argparse.Namespace
+) -> dict[str, object]:
+    """The same library on PostgreSQL, filled by ``library migrate``'s copy of the SQLite one."""
+    texts = [q for q, _ in queries]
+    with search_postgres.fresh_schema(args.postgres_url) as url, ToolLibrary(url) as library:
+        started = time.perf_counter()
+        copy_library(source, library)
+        build_s = time.perf_counter() - started
+        print(f"[{len(topic_of):,}] copied to postgresql in {build_s:.1f} s", file=sys.stderr)
+        for text in texts[:20]:  # warm-up
+            library.search(text)
+        timing = time_queries(lambda q: library.search(q, limit=5), texts)
+        quality = relevance(library, topic_of, queries, floor=DEFAULT_FLOOR)
+    return {"pg": timing, "pg_build_s": build_s, "pg_quality": quality}
 
 
 def print_table(rows: list[dict[str, object]], query_count: int) -> None:
@@ -596,13 +618,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--naive-budget", type=float, default=30.0, help="seconds of naive queries per size")
     parser.add_argument("--naive-max", type=int, default=100_000, help="skip the naive baseline above this size")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--backend", choices=["sqlite", "postgresql"], default="sqlite",
+                        help="postgresql: also time a PostgreSQL library, next to SQLite")  # fmt: skip
+    parser.add_argument("--postgres-url", default=None, help="server to use (default: a throwaway cluster)")
     args = parser.parse_args(argv)
     if args.queries < 1 or any(s < 1 for s in args.sizes):
         parser.error("--sizes and --queries must be positive")
     queries = generate_queries(args.queries, args.seed)
-    rows = [run_size(size, queries, args) for size in args.sizes]
+    with search_postgres.server(args.postgres_url) if args.backend == "postgresql" else nullcontext("") as url:
+        args.postgres_url = url
+        rows = [run_size(size, queries, args) for size in args.sizes]
     print_table(rows, len(queries))
-    return 0 if check_targets(rows) else 1
+    ok = check_targets(rows)
+    if args.backend == "postgresql":
+        search_postgres.print_backends(rows, len(queries))
+        ok &= search_postgres.check_targets(rows)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -92,13 +92,12 @@ class socket_closed:
         self.sock.close()
 
 
-def _drop_connections(url: str) -> None:
-    """What a server restart does to every session of the library's user."""
+def _drop_connection(library: ToolLibrary) -> None:
+    """What a server restart does to the library's session (and only to it: other tests
+    and benchmarks may share the server)."""
+    pid = library._backend._conn.info.backend_pid  # type: ignore[attr-defined]
     with psycopg.connect(admin_url(), autocommit=True) as conn:
-        conn.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE application_name = 'toolsmith' AND pid <> pg_backend_pid()"
-        )
+        conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
 
 
 def test_a_dropped_connection_loses_no_committed_work_and_writes_nothing_half(url: str) -> None:
@@ -106,7 +105,7 @@ def test_a_dropped_connection_loses_no_committed_work_and_writes_nothing_half(ur
         library.add(_spec(), provenance=Provenance(), gate={})
         with pytest.raises(LibraryUnavailableError), library.batch():
             library.add(_spec("half_done"), provenance=Provenance(), gate={})
-            _drop_connections(url)
+            _drop_connection(library)
             library.add(_spec("half_done_2"), provenance=Provenance(), gate={})
         # the next operation reconnects; the interrupted batch left nothing behind
         assert [t.name for t in library.list_tools()] == ["days_between"]

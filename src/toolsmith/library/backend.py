@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -39,8 +39,9 @@ class Tx(ABC):
     @abstractmethod
     def unindex(self, version_id: int) -> None: ...
 
-    def rows(self, sql: str, args: Sequence[Any] = ()) -> Iterator[Any]:
-        yield from self.execute(sql, args).fetchall()
+    @abstractmethod
+    def ids_copied(self) -> None:
+        """Rows were inserted with explicit ids (a copy): make new rows continue after them."""
 
 
 class Backend(ABC):

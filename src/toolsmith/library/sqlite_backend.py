@@ -36,6 +36,9 @@ class SqliteTx(Tx):
     def unindex(self, version_id: int) -> None:
         search.unindex(self.conn, version_id)
 
+    def ids_copied(self) -> None:
+        pass  # SQLite continues after the largest id (and AUTOINCREMENT records explicit ones)
+
 
 class SqliteBackend(Backend):
     errors = (sqlite3.Error,)

@@ -4,7 +4,7 @@ Everything is copied (every version in every status, usage stats, the audit trai
 in one transaction of the target, which must be empty: the copy lands whole or not at
 all. Each version's hash is recomputed from its content before anything is written and
 again from the target afterwards, so a damaged source is refused and a bad copy is
-reported, never silently kept. Row ids are the target's own; order is kept.
+reported, never silently kept. Row ids are kept, so audit ids (and their order) match.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from toolsmith.library.store import ToolLibrary
 
 _TOOL_COLUMNS = ("name", "created_at", "latest_version", "active_version")
 _VERSION_COLUMNS = (
-    "name", "version", "hash", "code_hash", "description", "parameters", "code", "test_args", "requirements",
+    "id", "name", "version", "hash", "code_hash", "description", "parameters", "code", "test_args", "requirements",
     "keywords", "gate", "task", "model", "sources", "prov_created_at", "session_id", "origin",
     "parent_version", "status", "status_reason", "created_at",
 )  # fmt: skip
 _STAT_COLUMNS = ("calls", "failures", "consecutive_failures", "last_error", "total_latency_ms", "last_called_at")
-_AUDIT_COLUMNS = ("at", "actor", "action", "name", "version", "reason", "details")
+_AUDIT_COLUMNS = ("id", "at", "actor", "action", "name", "version", "reason", "details")
 
 
 @dataclass(frozen=True)
@@ -39,9 +39,9 @@ class CopyReport:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
-def _insert(columns: tuple[str, ...], table: str, returning: str = "") -> str:
+def _insert(columns: tuple[str, ...], table: str) -> str:
     marks = ", ".join("?" * len(columns))
-    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}){returning}"
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})"
 
 
 def _read_all(source: ToolLibrary) -> dict[str, list[Any]]:
@@ -66,6 +66,11 @@ def _check_hashes(where: str, versions: list[Any]) -> dict[tuple[str, int], str]
     return hashes
 
 
+def _stats(row: Any) -> tuple[Any, ...]:
+    counters = tuple(row[c] or 0 for c in ("calls", "failures", "consecutive_failures"))
+    return (row["id"], *counters, row["last_error"], row["total_latency_ms"] or 0.0, row["last_called_at"])
+
+
 def copy_library(source: ToolLibrary, target: ToolLibrary) -> CopyReport:
     """Copy ``source`` into the empty ``target``; verify every hash on both sides."""
     rows = _read_all(source)
@@ -76,17 +81,12 @@ def copy_library(source: ToolLibrary, target: ToolLibrary) -> CopyReport:
             or tx.execute("SELECT COUNT(*) FROM audit").fetchone()[0]
         ):
             raise LibraryError(f"The target library {target.display} is not empty; migrate only into a new library.")
-        for row in rows["tools"]:
-            tx.execute(_insert(_TOOL_COLUMNS, "tools"), tuple(row[c] for c in _TOOL_COLUMNS))
-        for row in rows["versions"]:
-            new_id = tx.execute(
-                _insert(_VERSION_COLUMNS, "versions", " RETURNING id"), tuple(row[c] for c in _VERSION_COLUMNS)
-            ).fetchone()[0]
-            stats = tuple(0 if row[c] is None and c != "last_error" and c != "last_called_at" else row[c]
-                          for c in _STAT_COLUMNS)  # fmt: skip
-            tx.execute(_insert(("version_id", *_STAT_COLUMNS), "stats"), (new_id, *stats))
-        for row in rows["audit"]:
-            tx.execute(_insert(_AUDIT_COLUMNS, "audit"), tuple(row[c] for c in _AUDIT_COLUMNS))
+        tx.executemany(_insert(_TOOL_COLUMNS, "tools"), [tuple(r[c] for c in _TOOL_COLUMNS) for r in rows["tools"]])
+        versions = rows["versions"]
+        tx.executemany(_insert(_VERSION_COLUMNS, "versions"), [tuple(r[c] for c in _VERSION_COLUMNS) for r in versions])
+        tx.executemany(_insert(("version_id", *_STAT_COLUMNS), "stats"), [_stats(r) for r in versions])
+        tx.executemany(_insert(_AUDIT_COLUMNS, "audit"), [tuple(r[c] for c in _AUDIT_COLUMNS) for r in rows["audit"]])
+        tx.ids_copied()
     target.rebuild_search_index()
     copied = _read_all(target)
     if _check_hashes(target.display, copied["versions"]) != expected or len(copied["audit"]) != len(rows["audit"]):

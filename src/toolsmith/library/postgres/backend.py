@@ -70,6 +70,13 @@ class PgTx(Tx):
     def index(self, version_id: int, spec: ToolSpec) -> None:
         search.index(self.conn, version_id, spec)
 
+    def ids_copied(self) -> None:
+        # Identity columns do not notice explicit ids; without this the next insert collides.
+        for table in ("versions", "audit"):
+            self.conn.execute(
+                f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), COALESCE(MAX(id), 0) + 1, false) FROM {table}"
+            )
+
     def unindex(self, version_id: int) -> None:
         search.unindex(self.conn, version_id)
 
@@ -142,7 +149,7 @@ class PostgresBackend(Backend):
         return LibraryError(f"Tool library {self.location.display}: {primary}")
 
     def _scrub(self, exc: BaseException) -> str:
-        text = " ".join(str(exc).split()) or type(exc).__name__
+        text = " ".join(str(exc).split()).rstrip(".") or type(exc).__name__
         from urllib.parse import unquote, urlsplit
 
         password = urlsplit(self.location.url).password
