@@ -11,6 +11,8 @@ import pytest
 
 from agent_helpers import answer_from_tool, evolve_script
 from cli_helpers import run_toolsmith
+from library_backends import postgres_schema
+from toolsmith.library import ToolLibrary
 from toolsmith.testing import ScriptedModel, ScriptedServer, final, reply, tool_call
 
 pytestmark = pytest.mark.slow  # whole processes per test: the full suite runs these, scripts/test --fast skips them
@@ -126,3 +128,31 @@ def test_model_outage_keeps_the_trajectory(tmp_path: Path, server: tuple[Scripte
     assert proc.returncode == 1, proc.stdout + proc.stderr
     files = list((tmp_path / "home" / "trajectories").glob("*.jsonl"))
     assert files and '"status": "error"' in files[0].read_text()
+
+
+@pytest.mark.postgres
+def test_run_stores_its_tool_in_a_postgres_library(
+    tmp_path: Path, server: tuple[ScriptedModel, ScriptedServer]
+) -> None:
+    """`toolsmith run` with TOOLSMITH_LIBRARY_URL: the new tool lands in PostgreSQL, and another
+    machine (another home) finds it there."""
+    model, srv = server
+    model.add(*evolve_script())
+    with postgres_schema() as url:
+        proc = toolsmith(
+            ["run", "How many days between 2020-01-01 and 2020-03-01?"],
+            tmp_path / "home",
+            tmp_path,
+            TOOLSMITH_LIBRARY_URL=url,
+            **endpoint(srv),
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "60 days" in proc.stdout
+        assert not (tmp_path / "home" / "library.db").exists()
+        with ToolLibrary(url) as library:
+            [tool] = library.list_tools()
+            assert library.audit_log(tool.name)[0].action == "add"
+        listed = run_toolsmith(["tools", "list", "--json"], tmp_path / "other-machine", TOOLSMITH_LIBRARY_URL=url)
+        assert listed.returncode == 0, listed.stderr
+        assert [t["name"] for t in json.loads(listed.stdout)] == [tool.name]
+        assert url.split("@")[0].split(":")[-1] not in listed.stdout + listed.stderr  # no password

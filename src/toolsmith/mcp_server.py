@@ -60,6 +60,8 @@ SOLVE_TASK = "solve_task"
 POLL_INTERVAL_S = 0.5
 # With change notices the poll only covers a lost listening connection.
 NOTICE_FALLBACK_S = 5.0
+# A worker thread blocks on notices this long at most, so shutting down never waits on it.
+NOTICE_SLICE_S = 1.0
 HTTP_PATH = "/mcp"
 
 Context = ServerRequestContext[dict[str, Any]]
@@ -319,8 +321,11 @@ class ListChangeWatcher:
         if not library.announces_changes:
             await anyio.sleep(self.interval_s)
             return
-        timeout = max(self.interval_s, NOTICE_FALLBACK_S)
-        await anyio.to_thread.run_sync(library.wait_for_change, timeout, abandon_on_cancel=True)
+        deadline = anyio.current_time() + max(self.interval_s, NOTICE_FALLBACK_S)
+        while (left := deadline - anyio.current_time()) > 0:
+            slice_s = min(left, NOTICE_SLICE_S)
+            if await anyio.to_thread.run_sync(library.wait_for_change, slice_s, abandon_on_cancel=True):
+                return
 
     async def check(self) -> bool:
         """One poll: True when the active set changed and clients were told."""

@@ -58,6 +58,10 @@ class Backend(ABC):
         """A connection for reads; each statement sees one consistent snapshot."""
 
     @abstractmethod
+    def snapshot(self) -> AbstractContextManager[Tx]:
+        """A read-only transaction: several statements see one consistent state."""
+
+    @abstractmethod
     def writing(self) -> AbstractContextManager[Tx]:
         """One write transaction that excludes every other writer of this library
         (on any connection, in any process), committed on success, rolled back on error."""

@@ -73,6 +73,14 @@ class SqliteBackend(Backend):
         yield self._tx
 
     @contextmanager
+    def snapshot(self) -> Iterator[Tx]:
+        self._conn.execute("BEGIN")  # deferred: the first read fixes the WAL snapshot
+        try:
+            yield self._tx
+        finally:
+            self._conn.execute("COMMIT")
+
+    @contextmanager
     def writing(self) -> Iterator[Tx]:
         with db.immediate(self._conn):
             yield self._tx

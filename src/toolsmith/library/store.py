@@ -164,6 +164,12 @@ class ToolLibrary:
             yield tx
 
     @contextmanager
+    def _snapshot(self) -> Iterator[Tx]:
+        """Several reads that see one consistent state (a copy or a backup reads through it)."""
+        with self._lock, self._errors(), self._backend.snapshot() as tx:
+            yield tx
+
+    @contextmanager
     def _write(self) -> Iterator[Tx]:
         with self._lock, self._errors():
             if self._depth:  # inside batch(): the outer transaction commits or rolls back

@@ -45,7 +45,7 @@ def _insert(columns: tuple[str, ...], table: str) -> str:
 
 
 def _read_all(source: ToolLibrary) -> dict[str, list[Any]]:
-    with source._read() as tx:
+    with source._snapshot() as tx:
         return {
             "tools": tx.execute(f"SELECT {', '.join(_TOOL_COLUMNS)} FROM tools ORDER BY name").fetchall(),
             "versions": tx.execute(

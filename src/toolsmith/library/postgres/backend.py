@@ -129,6 +129,16 @@ class PostgresBackend(Backend):
         yield self._tx if self._writing else self._live()
 
     @contextmanager
+    def snapshot(self) -> Iterator[Tx]:
+        tx = self._live()
+        self._conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        try:
+            yield tx
+        finally:
+            if not self._conn.closed:
+                self._conn.execute("COMMIT")
+
+    @contextmanager
     def writing(self) -> Iterator[Tx]:
         tx = self._live()
         self._writing = True
@@ -186,11 +196,12 @@ class PostgresBackend(Backend):
                     if notice.payload == self.schema_name:
                         return True
         except (psycopg.Error, LibraryError):
-            # The server is away: drop the listener; the next call starts it again.
+            # The server is away (or the library was closed): drop the listener; the next
+            # call starts it again. Waiting out a short while keeps callers from spinning.
             if self._listener is not None:
                 self._listener.close()
             self._listener = None
-            time.sleep(max(deadline - time.monotonic(), 0.0))
+            time.sleep(min(max(deadline - time.monotonic(), 0.0), 1.0))
         return False
 
     def _listen(self) -> psycopg.Connection[Any]:

@@ -53,6 +53,9 @@ def rebuild(conn: Any) -> int:
             f"INSERT INTO search_index (version_id, document) VALUES (%s, {_DOCUMENT})",
             [(int(row["id"]), *_fields(to_version(row).spec)) for row in rows],
         )
+    # Fresh statistics, or the planner may ignore the GIN index after a bulk load.
+    conn.execute("ANALYZE search_index")
+    conn.execute("ANALYZE versions")
     return len(rows)
 
 
