@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from cli_helpers import run_toolsmith
-from toolsmith import cli
+from toolsmith import cli, session
 from toolsmith.agent import Agent
 from toolsmith.cli.common import EXIT_CONFIG, EXIT_CRASH, EXIT_FAILED, EXIT_INTERRUPTED
 from toolsmith.testing import ScriptedModel, ScriptedServer, final, reply, tool_call
@@ -146,3 +147,28 @@ def test_output_to_a_special_file_is_written_in_place(
     proc = toolsmith(["run", "one", "--json", "--output", "/dev/null"], tmp_path, srv)
     assert proc.returncode == 0, proc.stderr
     assert Path("/dev/null").is_char_device()
+
+
+def test_a_bug_before_the_first_task_still_writes_the_output(
+    tmp_path: Path,
+    server: tuple[ScriptedModel, ScriptedServer],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _, srv = server
+
+    class BrokenSandbox:
+        def __init__(self, settings: object) -> None:
+            raise ZeroDivisionError("a bug while setting up")
+
+    monkeypatch.setattr(session, "Sandbox", BrokenSandbox)
+    for name, value in endpoint(srv).items():
+        monkeypatch.setenv(name, value)
+    out = tmp_path / "out.json"
+    monkeypatch.setattr(sys, "argv", ["toolsmith", "run", "one", "--output", str(out)])
+    with pytest.raises(SystemExit) as exited:
+        cli.main()
+    assert exited.value.code == EXIT_CRASH
+    assert "internal error (ZeroDivisionError" in capsys.readouterr().err
+    data = read(out)
+    assert data["results"] == [] and data["not_run"] == ["one"] and data["stop"]["kind"] == "crash"

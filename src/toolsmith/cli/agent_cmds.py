@@ -112,9 +112,11 @@ def _run(tasks: list[str], options: RunOptions, *, demo: bool = False) -> Sessio
             tasks, settings=settings, model_name=options.model, fresh=options.fresh,
             allow_create=not options.no_create, on_event=renderer, on_wait=_say_waiting,
         )  # fmt: skip
-    except (ToolsmithError, OSError, KeyboardInterrupt) as exc:  # the run never started
+    except (Exception, KeyboardInterrupt) as exc:  # the run never started
         renderer.close()
         _write_unstarted(options.output, tasks, exc)
+        if not isinstance(exc, (ToolsmithError, OSError, KeyboardInterrupt)):
+            raise  # a bug: main() records its traceback
         fail(str(exc) or "interrupted", exit_code_for(exc), as_json=options.json_mode)
     stopped: BaseException | None = None
     try:
