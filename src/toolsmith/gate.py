@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from toolsmith import tooltests
 from toolsmith.antimock import find_mock_data
 from toolsmith.generality import find_hardcoded_test_values
 from toolsmith.library.models import ToolSpec, tool_name_problem
@@ -33,7 +34,7 @@ from toolsmith.metatools import META_TOOL_NAMES
 from toolsmith.runtime import ToolRunner
 from toolsmith.sandbox.result import Blame, FailureKind
 from toolsmith.schema import argument_problems, normalize_parameters
-from toolsmith.toolcall import trial_run
+from toolsmith.toolcall import execute, trial_run
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,26 @@ class Gate:
                 return self._report(checks, started, parameters)
         run_check, value = self._check_test_run(replace(spec, parameters=parameters))
         checks.append(run_check)
+        if run_check.ok and spec.tests:
+            checks.append(self._check_cases(replace(spec, parameters=parameters)))
         return self._report(checks, started, parameters, value)
+
+    def _check_cases(self, spec: ToolSpec) -> GateCheck:
+        """Every further test case runs and gives what it expects (the first failure is named)."""
+        for number, case in enumerate(spec.tests, 1):
+            problems = argument_problems(spec.parameters, case["args"], strict=True)
+            if problems:
+                return GateCheck(
+                    "tests", False, f"test case {number}: args do not fit the schema: {'; '.join(problems)}."
+                )
+            outcome = execute(self.runner, spec, case["args"])
+            if not outcome.ok:
+                why = outcome.error if outcome.blame is not Blame.MACHINE else f"the sandbox failed: {outcome.error}"
+                return GateCheck("tests", False, f"test case {number} ({_args(case)}) failed: {why}.")
+            wrong = tooltests.problem(case, outcome.value)
+            if wrong:
+                return GateCheck("tests", False, f"test case {number} ({_args(case)}): {wrong}.")
+        return GateCheck("tests", True, f"{len(spec.tests)} further test case(s) passed")
 
     # -- individual checks -------------------------------------------------------------
 
@@ -261,6 +281,11 @@ def _check_generality(tree: ast.Module, test_args: dict[str, Any], parameters: d
             "Use the run() parameter instead so the tool works for any input.",
         )
     return GateCheck("generality", True)
+
+
+def _args(case: dict[str, Any]) -> str:
+    text = ", ".join(f"{k}={v!r}" for k, v in case["args"].items())
+    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def _tail(text: str | None, lines: int = 3) -> str:

@@ -23,8 +23,9 @@ public API that needs no key) that can produce what the task needs.
 this task. A run that prints nothing verifies nothing.
 4. create_tool: wrap the verified code as a GENERAL, PARAMETERISED tool, for example \
 get_exchange_rate(base, quote) rather than get_usd_to_eur. Its run(...) must call the library \
-at run time and return JSON-serialisable data. Give real test_args, and keywords in English and \
-in the task's language.
+at run time and return JSON-serialisable data. Give real test_args, a few more test cases \
+(tests: other real arguments, with the expected result where your verified output shows it), and \
+keywords in English and in the task's language.
 5. Call the new tool with the task's arguments and answer from its output. When create_tool says \
 its test run used the task's own arguments, its test_result is that output: answer from it.
 

@@ -21,16 +21,17 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from toolsmith import tooltests
 from toolsmith.errors import PackageError, ReviewError, ToolNotFoundError
 from toolsmith.library import Requirement, Status, ToolLibrary, ToolVersion
 from toolsmith.packages.env import SyncReport
 from toolsmith.packages.index import normalize_name
 from toolsmith.runtime import ToolRunner
 from toolsmith.sandbox.result import Blame, FailureKind
-from toolsmith.toolcall import call_stored_tool
+from toolsmith.toolcall import StoredCall, call_stored_tool
 
 APPROVE, REJECT, QUARANTINE = "approve", "reject", "quarantine"
 DEFAULT_REASONS = {
@@ -305,6 +306,12 @@ def health_check(
         reason="tools test failed",
     )
     outcome = call.outcome
+    if outcome.ok and tool.spec.tests:
+        failed = _failed_case(tool, library=library, runner=runner, actor=actor, quarantine_failing=quarantine_failing)
+        if failed is not None:
+            case_call, error, kind = failed
+            outcome = replace(outcome, ok=False, error=error, error_type=kind)
+            call = replace(call, quarantined=call.quarantined or case_call.quarantined)
     note = None
     if outcome.error_type is FailureKind.INSTALL:
         note = "its packages could not be installed here; run `toolsmith tools sync` (not quarantined)"
@@ -320,6 +327,33 @@ def health_check(
         quarantined=call.quarantined,
         note=note,
     )
+
+
+def _failed_case(
+    tool: ToolVersion, *, library: ToolLibrary, runner: ToolRunner, actor: str, quarantine_failing: bool
+) -> tuple[StoredCall, str, FailureKind] | None:
+    """Run the tool's further test cases (each recorded as a call): the first failure, or None.
+
+    A case that runs but gets another value than it expects is not a failed call, so it
+    never quarantines; a case whose call fails counts like the first run's would.
+    """
+    for number, case in enumerate(tool.spec.tests, 1):
+        call = call_stored_tool(
+            tool,
+            dict(case["args"]),
+            library=library,
+            runner=runner,
+            actor=actor,
+            quarantine_after=1 if quarantine_failing else None,
+            reason="tools test failed",
+        )
+        if not call.outcome.ok:
+            kind = call.outcome.error_type or FailureKind.EXCEPTION
+            return call, f"test case {number} failed: {call.outcome.error}", kind
+        wrong = tooltests.problem(case, call.outcome.value)
+        if wrong:
+            return call, f"test case {number}: {wrong}", FailureKind.WRONG_VALUE
+    return None
 
 
 # --- rebuilding the package environment ------------------------------------------------

@@ -31,6 +31,7 @@ from toolsmith.errors import BundleError, ToolNotFoundError
 from toolsmith.library import signing
 from toolsmith.library.models import Provenance, Requirement, Status, ToolSpec, ToolVersion, shown_name
 from toolsmith.library.store import ToolLibrary
+from toolsmith.tooltests import normalise_cases
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -168,6 +169,7 @@ def _export_one(tool: ToolVersion, folder: Path) -> dict[str, Any]:
         "description": tool.spec.description,
         "parameters": tool.spec.parameters,
         "test_args": tool.spec.test_args,
+        "tests": list(tool.spec.tests),
         "requirements": tool.spec.canonical()["requirements"],
         "keywords": list(tool.spec.keywords),
         "provenance": tool.provenance.to_dict(),
@@ -303,6 +305,7 @@ def _read_folder(folder: Path) -> _Folder:
             test_args=_field(meta, "test_args", dict),
             requirements=tuple(Requirement.from_dict(r) for r in _field(meta, "requirements", list)),
             keywords=tuple(str(k) for k in _field(meta, "keywords", list)),
+            tests=normalise_cases(meta.get("tests", [])),  # bundles from before tests have none
         )
         _field(meta, "hash", str)
         _field(meta, "tool_py_sha256", str)

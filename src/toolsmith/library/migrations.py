@@ -150,6 +150,17 @@ def _add_prior_documents(conn: sqlite3.Connection) -> None:
     )
 
 
+# Tools carry their own test cases (issue #10); old versions get none. The new column is
+# as immutable as the others, by a trigger of its own.
+_TESTS = """
+ALTER TABLE versions ADD COLUMN tests TEXT NOT NULL DEFAULT '[]';
+CREATE TRIGGER versions_tests_immutable BEFORE UPDATE OF tests ON versions
+BEGIN
+    SELECT RAISE(ABORT, 'toolsmith: tool versions are immutable');
+END;
+"""
+
+
 @dataclass(frozen=True)
 class Migration:
     number: int
@@ -161,6 +172,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema", _INITIAL),
     Migration(2, "full-text search index", _SEARCH_INDEX),
     Migration(3, "search prior documents", _add_prior_documents),
+    Migration(4, "tool test cases", _TESTS),
 )
 LATEST = MIGRATIONS[-1].number
 

@@ -65,9 +65,11 @@ class ToolSpec:
     test_args: dict[str, Any] = field(default_factory=dict)
     requirements: tuple[Requirement, ...] = ()
     keywords: tuple[str, ...] = ()
+    # further test cases beyond test_args: {"args": {...}, "expect"?: ..., "contains"?: {...}}
+    tests: tuple[dict[str, Any], ...] = ()
 
     def canonical(self) -> dict[str, Any]:
-        return {
+        data = {
             "name": self.name,
             "description": self.description,
             "parameters": self.parameters,
@@ -76,6 +78,9 @@ class ToolSpec:
             "requirements": sorted((r.to_dict() for r in self.requirements), key=lambda r: r["name"]),
             "keywords": list(self.keywords),
         }
+        if self.tests:  # absent when empty, so versions stored before tests keep their hash
+            data["tests"] = list(self.tests)
+        return data
 
     def content_hash(self) -> str:
         blob = json.dumps(self.canonical(), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
@@ -170,6 +175,7 @@ class ToolVersion:
             "description": self.spec.description,
             "parameters": self.spec.parameters,
             "test_args": self.spec.test_args,
+            "tests": list(self.spec.tests),
             "requirements": [r.to_dict() for r in self.spec.requirements],
             "keywords": list(self.spec.keywords),
             "provenance": self.provenance.to_dict(),

@@ -21,7 +21,7 @@ from toolsmith.library.models import (
 )
 
 VERSION_COLUMNS = (
-    "v.id, v.name, v.version, v.hash, v.description, v.parameters, v.code, v.test_args, "
+    "v.id, v.name, v.version, v.hash, v.description, v.parameters, v.code, v.test_args, v.tests, "
     "v.requirements, v.keywords, v.gate, v.task, v.model, v.sources, v.prov_created_at, "
     "v.session_id, v.origin, v.parent_version, v.status, v.status_reason, "
     "s.calls, s.failures, s.consecutive_failures, s.last_error, s.total_latency_ms, "
@@ -43,6 +43,7 @@ def to_spec(row: Any) -> ToolSpec:
         test_args=json.loads(row["test_args"]),
         requirements=tuple(Requirement.from_dict(r) for r in json.loads(row["requirements"])),
         keywords=tuple(json.loads(row["keywords"])),
+        tests=tuple(json.loads(row["tests"] or "[]")),
     )
 
 

@@ -68,12 +68,12 @@ def insert_version(
 ) -> int:
     row = tx.execute(
         "INSERT INTO versions (name, version, hash, code_hash, description, parameters, code, test_args, "
-        "requirements, keywords, gate, task, model, sources, prov_created_at, session_id, "
+        "tests, requirements, keywords, gate, task, model, sources, prov_created_at, session_id, "
         "origin, parent_version, status, status_reason, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?) RETURNING id",
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?) RETURNING id",
         (
             spec.name, number, digest, spec.code_hash(), spec.description, dumps(spec.parameters), spec.code,
-            dumps(spec.test_args), dumps(spec.canonical()["requirements"]),
+            dumps(spec.test_args), dumps(list(spec.tests)), dumps(spec.canonical()["requirements"]),
             dumps(list(spec.keywords)), gate_json, provenance.task, provenance.model,
             dumps(list(provenance.sources)), provenance.created_at, provenance.session_id,
             provenance.origin, parent_version, status.value, now,

@@ -17,6 +17,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
+from toolsmith import tooltests
 from toolsmith.context import TaskContext
 from toolsmith.errors import ToolNotFoundError
 from toolsmith.library import Status, ToolVersion
@@ -45,6 +46,31 @@ SCHEMA: dict[str, Any] = {
                 "parameters": {"type": "object", "description": "JSON Schema of run()'s parameters."},
                 "code": {"type": "string", "description": "Python source defining run(...)."},
                 "test_args": {"type": "object", "description": "Real arguments for the test run."},
+                "tests": {
+                    "type": "array",
+                    "description": (
+                        "More test cases, each {args, expect?, contains?}: other real arguments and, "
+                        "where your verified code_interpreter output shows it, the whole result "
+                        "(expect) or part of it (contains). The gate runs them all; later versions "
+                        "of the tool must pass them too."
+                    ),
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "args": {"type": "object"},
+                            "expect": {"description": "The exact result."},
+                            "contains": {"type": "object", "description": "Keys the result must have, with values."},
+                        },
+                        "required": ["args"],
+                    },
+                },
+                "parent_tests_skip_reason": {
+                    "type": "string",
+                    "description": (
+                        "Only for a new version of an existing tool whose behaviour changes on purpose: "
+                        "why it need not pass the previous version's tests."
+                    ),
+                },
                 "keywords": {
                     "type": "array",
                     "items": {"type": "string"},
@@ -63,7 +89,10 @@ _STOP = frozenset(
 
 
 def handle(ctx: TaskContext, args: dict[str, Any]) -> dict[str, Any]:
-    spec = _spec(ctx, args)
+    try:
+        spec = _spec(ctx, args)
+    except ValueError as exc:
+        return {"ok": False, "error": f"create_tool refused: {exc}", "stored": False}
     if Redactor.from_environment().contains_secret(json.dumps(spec.canonical(), ensure_ascii=False)):
         # Tool records are shared and exported; a key written into one would leak with it.
         return {
@@ -75,15 +104,26 @@ def handle(ctx: TaskContext, args: dict[str, Any]) -> dict[str, Any]:
     stop = _duplicate_stop(ctx, spec)
     if stop is not None:
         return stop
+    spec, inherited = _with_parent_tests(ctx, spec, args.get("parent_tests_skip_reason"))
     report = ctx.gate.check(spec)
     if not report.ok:
+        hint = (
+            " A failing case may be the previous version's test: fix the code, or say why this version "
+            "need not pass it in parent_tests_skip_reason."
+            if inherited and report.failed == "tests"
+            else ""
+        )
         return {
             "ok": False,
             "check": report.failed,
-            "error": f"The gate refused the tool ({report.failed}): {report.reason}",
+            "error": f"The gate refused the tool ({report.failed}): {report.reason}{hint}",
             "stored": False,
         }
-    stored = _store(ctx, replace(spec, parameters=report.parameters or spec.parameters), report.to_dict())
+    gate = report.to_dict()
+    skip = str(args.get("parent_tests_skip_reason") or "").strip()
+    if skip:
+        gate["parent_tests_skipped"] = skip[:500]
+    stored = _store(ctx, replace(spec, parameters=report.parameters or spec.parameters), gate)
     ctx.unlock(stored)
     ctx.created.append(stored)
     return {
@@ -131,7 +171,19 @@ def _spec(ctx: TaskContext, args: dict[str, Any]) -> ToolSpec:
         test_args=test_args if isinstance(test_args, dict) else {},
         requirements=pins.tool_requirements(usable_code(str(args["code"])), ctx.installed, _environment(ctx)),
         keywords=tuple(str(k)[:60] for k in keywords[:20]),
+        tests=tooltests.normalise_cases(args.get("tests")),
     )
+
+
+def _with_parent_tests(ctx: TaskContext, spec: ToolSpec, skip_reason: Any) -> tuple[ToolSpec, int]:
+    """``spec`` carrying its parent's test cases too (its test_args as one), unless the model
+    said why this version need not pass them; and how many cases were inherited."""
+    parent = _parent(ctx, spec.name)
+    if parent is None or (isinstance(skip_reason, str) and skip_reason.strip()):
+        return spec, 0
+    inherited = ({"args": dict(parent.spec.test_args)}, *parent.spec.tests)
+    merged = tooltests.merge(spec.tests, tuple(c for c in inherited if c["args"] != spec.test_args))
+    return replace(spec, tests=merged), len(merged) - len(spec.tests)
 
 
 def _environment(ctx: TaskContext) -> pins.Environment | None:

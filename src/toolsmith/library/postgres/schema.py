@@ -154,6 +154,14 @@ CREATE INDEX search_index_document ON search_index USING GIN (document);
 """
 
 
+# Tools carry their own test cases (issue #10), as in the SQLite schema's migration 4.
+_TESTS = """
+ALTER TABLE versions ADD COLUMN tests TEXT NOT NULL DEFAULT '[]';
+CREATE TRIGGER versions_tests_immutable BEFORE UPDATE OF tests ON versions
+    FOR EACH ROW EXECUTE FUNCTION toolsmith_refuse('tool versions are immutable');
+"""
+
+
 @dataclass(frozen=True)
 class Migration:
     number: int
@@ -165,6 +173,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema", _TABLES),
     Migration(2, "guards and change notices", _GUARDS),
     Migration(3, "full-text search index", _SEARCH),
+    Migration(4, "tool test cases", _TESTS),
 )
 LATEST = MIGRATIONS[-1].number
 

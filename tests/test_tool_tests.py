@@ -1,0 +1,163 @@
+"""Tools carry their own tests: several cases, run by the gate, kept by both library
+backends, carried by bundles, re-run by ``tools test``, and inherited by new versions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_helpers import DAYS_CODE, DAYS_PARAMS, VERIFY, create_days_tool, evolve_script, rig
+from library_backends import BACKENDS, library_target
+from toolsmith import review as rv
+from toolsmith import tooltests
+from toolsmith.gate import Gate
+from toolsmith.library import Provenance, ToolLibrary, ToolSpec
+from toolsmith.library.bundle import export_tools, import_tools
+from toolsmith.sandbox.result import FailureKind
+from toolsmith.testing import final, reply, tool_call
+
+CASES = [
+    {"args": {"start": "2021-01-01", "end": "2021-12-31"}, "expect": {"days": 364}},
+    {"args": {"start": "2024-01-01", "end": "2024-03-01"}, "contains": {"days": 60}},
+]
+
+
+def days_spec(tests: Any = CASES, code: str = DAYS_CODE) -> ToolSpec:
+    return ToolSpec(
+        name="days_between",
+        description="Count the days between two ISO dates.",
+        parameters=DAYS_PARAMS,
+        code=code,
+        test_args={"start": "2020-01-01", "end": "2020-03-01"},
+        tests=tooltests.normalise_cases(tests),
+    )
+
+
+def test_cases_are_checked_and_judged() -> None:
+    assert tooltests.normalise_cases(None) == ()
+    for bad, message in [
+        ("x", "must be a list"),
+        ([{"expect": 1}], "needs 'args'"),
+        ([{"args": {}, "expected": 1}], "unknown keys"),
+        ([{"args": {}, "contains": [1]}], "'contains' must be an object"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            tooltests.normalise_cases(bad)
+    assert tooltests.problem({"args": {}, "expect": {"v": 0.1 + 0.2}}, {"v": 0.3}) is None
+    assert tooltests.problem({"args": {}, "expect": {"v": 1}}, {"v": 2}) == 'expected {"v": 1}, got {"v": 2}'
+    assert tooltests.problem({"args": {}, "contains": {"a": {"b": 1}}}, {"a": {"b": 1, "c": 2}, "d": 3}) is None
+    assert "including" in (tooltests.problem({"args": {}, "contains": {"a": 1}}, {"b": 1}) or "")
+    assert tooltests.problem({"args": {}, "expect": True}, 1) is not None  # a bool is not a number
+
+
+@pytest.fixture(params=BACKENDS)
+def lib(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ToolLibrary]:
+    with library_target(request.param, tmp_path) as url, ToolLibrary(url) as library:
+        yield library
+
+
+def test_both_backends_keep_the_cases_and_old_hashes_stay(lib: ToolLibrary) -> None:
+    stored = lib.add(days_spec(), provenance=Provenance(), gate={})
+    again = lib.get("days_between", stored.version)
+    assert list(again.spec.tests) == CASES and again.to_dict()["tests"] == CASES
+    assert "tests" not in days_spec(tests=None).canonical()  # a tool without cases hashes as before
+    assert days_spec().content_hash() != days_spec(tests=None).content_hash()
+
+
+class Passed:
+    ok, reason, parameters = True, None, None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": True}
+
+
+def test_bundles_carry_the_cases(tmp_path: Path) -> None:
+    with ToolLibrary(tmp_path / "a.db") as source, ToolLibrary(tmp_path / "b.db") as target:
+        source.add(days_spec(), provenance=Provenance(), gate={})
+        export_tools(source, tmp_path / "bundle")
+        report = import_tools(target, tmp_path / "bundle", validate=lambda s: Passed(), actor="user:t")
+        assert report.imported and list(target.get("days_between").spec.tests) == CASES
+
+
+def test_the_gate_runs_every_case(tmp_path: Path) -> None:
+    with rig(tmp_path) as r:
+        gate = Gate(runner=r.sandbox)
+        report = gate.check(days_spec())
+        assert report.ok and [c.name for c in report.checks][-2:] == ["test_run", "tests"]
+        wrong = gate.check(days_spec(tests=[{"args": CASES[0]["args"], "expect": {"days": 365}}]))
+        assert wrong.failed == "tests" and 'expected {"days": 365}, got {"days": 364}' in (wrong.reason or "")
+        misfit = gate.check(days_spec(tests=[{"args": {"start": "2021-01-01"}}]))
+        assert misfit.failed == "tests" and "do not fit" in (misfit.reason or "")
+
+
+class Runner:
+    def __init__(self, *values: Any) -> None:
+        self.values = list(values)
+
+    def call_tool(self, code: str, args: dict[str, Any], **_: Any) -> Any:
+        from toolsmith.sandbox.result import ToolCallResult
+
+        return ToolCallResult(ok=True, value=self.values.pop(0))
+
+
+def test_tools_test_reruns_the_cases(tmp_path: Path) -> None:
+    with ToolLibrary(tmp_path / "lib.db") as library:
+        tool = library.add(days_spec(), provenance=Provenance(), gate={})
+        good = rv.health_check(
+            tool, library=library, runner=Runner({"days": 60}, {"days": 364}, {"days": 60}), actor="t"
+        )
+        assert good.ok
+        bad = rv.health_check(tool, library=library, runner=Runner({"days": 60}, {"days": 999}), actor="t")
+        assert not bad.ok and bad.error_type is FailureKind.WRONG_VALUE
+        assert bad.error == 'test case 1: expected {"days": 364}, got {"days": 999}'
+
+
+BROKEN_V2 = DAYS_CODE.replace(".days}", ".days + 1}")
+
+
+def test_a_new_version_must_pass_its_parents_cases_unless_the_model_says_why(tmp_path: Path) -> None:
+    with rig(tmp_path) as r:
+        r.model.add(
+            reply(tool_call("code_interpreter", {"code": VERIFY})),
+            reply(create_days_tool(tests=CASES)),
+            final("stored"),
+        )
+        r.agent().run_task("days between 2020-01-01 and 2020-03-01")
+        assert list(r.library.get("days_between").spec.tests) == CASES
+        new_args = {"test_args": {"start": "2022-01-01", "end": "2022-01-31"}}
+        r.model.add(
+            reply(tool_call("search_tools", {"query": "days between dates"})),
+            reply(tool_call("code_interpreter", {"code": VERIFY})),
+            reply(create_days_tool(code=BROKEN_V2, **new_args)),  # "a tool of that name exists"
+            reply(create_days_tool(code=BROKEN_V2, **new_args)),
+            reply(create_days_tool(code=BROKEN_V2, parent_tests_skip_reason="counts both ends now", **new_args)),
+            final("stored v2"),
+        )
+        r.agent(pre_retrieval=False).run_task("days between 2022-01-01 and 2022-01-31, counting both ends", index=1)
+        created = [e.data for e in r.of_type("tool_result") if e.name == "create_tool" and e.task == 1]
+        assert created[0]["similar"] == "days_between@1"
+        assert created[1]["check"] == "tests" and "parent_tests_skip_reason" in created[1]["error"]
+        assert "expected" in created[1]["error"] and created[2]["ok"] is True
+        v2 = r.library.get("days_between")
+        assert v2.version == 2 and v2.gate["parent_tests_skipped"] == "counts both ends now"
+        assert v2.spec.tests == ()  # the old cases no longer describe it
+
+
+def test_a_new_version_that_passes_inherits_the_cases(tmp_path: Path) -> None:
+    with rig(tmp_path) as r:
+        r.model.add(*evolve_script())
+        r.agent().run_task("days between 2020-01-01 and 2020-03-01")
+        clearer = DAYS_CODE.replace("return {", "# end minus start\n    return {")
+        r.model.add(
+            reply(tool_call("search_tools", {"query": "days between dates"})),
+            reply(tool_call("code_interpreter", {"code": VERIFY})),
+            reply(create_days_tool(code=clearer, test_args={"start": "2023-01-01", "end": "2023-02-01"})),
+            reply(create_days_tool(code=clearer, test_args={"start": "2023-01-01", "end": "2023-02-01"})),
+            final("stored v2"),
+        )
+        r.agent(pre_retrieval=False).run_task("days between 2023-01-01 and 2023-02-01", index=1)
+        v2 = r.library.get("days_between")
+        assert v2.version == 2 and v2.spec.tests == ({"args": {"start": "2020-01-01", "end": "2020-03-01"}},)
