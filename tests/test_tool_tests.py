@@ -161,3 +161,12 @@ def test_a_new_version_that_passes_inherits_the_cases(tmp_path: Path) -> None:
         r.agent(pre_retrieval=False).run_task("days between 2023-01-01 and 2023-02-01", index=1)
         v2 = r.library.get("days_between")
         assert v2.version == 2 and v2.spec.tests == ({"args": {"start": "2020-01-01", "end": "2020-03-01"}},)
+
+
+def test_copying_a_library_to_another_backend_keeps_the_cases(lib: ToolLibrary, tmp_path: Path) -> None:
+    from toolsmith.library.transfer import copy_library
+
+    with ToolLibrary(tmp_path / "source.db") as source:
+        source.add(days_spec(), provenance=Provenance(), gate={})
+        copy_library(source, lib)
+    assert list(lib.get("days_between").spec.tests) == CASES

@@ -18,7 +18,8 @@ from toolsmith.library.store import ToolLibrary
 
 _TOOL_COLUMNS = ("name", "created_at", "latest_version", "active_version")
 _VERSION_COLUMNS = (
-    "id", "name", "version", "hash", "code_hash", "description", "parameters", "code", "test_args", "requirements",
+    "id", "name", "version", "hash", "code_hash", "description", "parameters", "code", "test_args", "tests",
+    "requirements",
     "keywords", "gate", "task", "model", "sources", "prov_created_at", "session_id", "origin",
     "parent_version", "status", "status_reason", "created_at",
 )  # fmt: skip
