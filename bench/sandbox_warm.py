@@ -124,6 +124,16 @@ async def _time_tools(client: Any, bench_tools: list[BenchTool], runs: int, medi
             if result.is_error:
                 raise SystemExit(f"MCP call of {tool.name} failed: {result.content}")
         medians[tool.kind] = _ms(samples)
+    # The floor: a call refused before it runs (an undeclared argument): JSON-RPC and the
+    # server's own work, without the sandbox or a health record.
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        refused = await client.call_tool(bench_tools[0].name, {"undeclared": 1})
+        samples.append(time.perf_counter() - started)
+        if not refused.is_error:
+            raise SystemExit("a call with an undeclared argument was not refused")
+    medians["refused"] = _ms(samples)
 
 
 def bench_warm(runs: int, package: str, module: str, print_table: Callable[..., None]) -> bool:
@@ -168,6 +178,7 @@ def _report(
                 (f"{tool.name} ({tool.kind})", path, f"{cold:.1f}", f"{warm:.1f}", f"{cold / warm:.0f}x",
                  f"{'yes' if met else 'NO'} (<= {target:.0f})")
             )  # fmt: skip
+    floor = f"{mcp_cold['refused']:.1f} ms (cold server), {mcp_warm['refused']:.1f} ms (warm server)"
     print_table(
         f"Stored-tool calls, cold vs warm, median of {runs} (ms; first warm call in process: "
         + ", ".join(f"{k} {v['start']:.0f} ms" for k, v in local.items())
@@ -175,4 +186,5 @@ def _report(
         ("tool", "path", "cold (baseline)", "warm", "cold/warm", "warm target"),
         rows,
     )
+    print(f"Over MCP, a call refused before it runs (JSON-RPC and the server, no sandbox): {floor}")
     return ok
