@@ -34,11 +34,11 @@ from toolsmith.runtime import Sandbox
 from toolsmith.sandbox import bwrap as bwrap_module
 from toolsmith.toolcall import call_stored_tool
 
+pytestmark = pytest.mark.slow  # whole processes per test: the full suite runs these, scripts/test --fast skips them
+
 PROBE_CODE = """\
 import os
 import sqlite3
-
-pytestmark = pytest.mark.slow  # whole processes per test: the full suite runs these, scripts/test --fast skips them
 
 SKIP = ("/proc", "/sys", "/dev", "/usr")
 

@@ -22,11 +22,11 @@ from toolsmith.offline import no_web
 from toolsmith.runtime import Sandbox
 from toolsmith.testing import ScriptedModel, final, last_tool_result, reply, tool_call
 
+pytestmark = pytest.mark.slow  # whole processes per test: the full suite runs these, scripts/test --fast skips them
+
 V1 = """\
 import json
 import urllib.request
-
-pytestmark = pytest.mark.slow  # whole processes per test: the full suite runs these, scripts/test --fast skips them
 
 SERVICE = "{url}"
 
