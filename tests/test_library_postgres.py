@@ -177,3 +177,15 @@ def test_libraries_in_other_schemas_do_not_wake_each_other(url: str) -> None:
         assert watcher.wait_for_change(0) is True  # listening starts
         other.add(_spec(), provenance=Provenance(), gate={})
         assert watcher.wait_for_change(0.5) is False
+
+
+def test_an_idle_connection_dropped_by_a_restart_is_replaced_before_use(url: str) -> None:
+    with ToolLibrary(url) as library:
+        library.add(_spec(), provenance=Provenance(), gate={})
+        before = library._backend._conn.info.backend_pid  # type: ignore[attr-defined]
+        _drop_connection(library)
+        with psycopg.connect(admin_url(), autocommit=True) as conn:  # wait until the server let it go
+            while conn.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (before,)).fetchone():
+                conn.execute("SELECT pg_sleep(0.05)")
+        assert [t.name for t in library.list_tools()] == ["days_between"]
+        assert library._backend._conn.info.backend_pid != before  # type: ignore[attr-defined]

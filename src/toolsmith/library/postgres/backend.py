@@ -11,6 +11,7 @@ half-done change is never visible.
 from __future__ import annotations
 
 import hashlib
+import select
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -18,6 +19,7 @@ from functools import lru_cache
 from typing import Any
 
 import psycopg
+from psycopg import pq
 from psycopg import sql as pgsql
 
 from toolsmith.errors import ImmutableVersionError, LibraryError, LibraryUnavailableError
@@ -116,7 +118,7 @@ class PostgresBackend(Backend):
 
     def _live(self) -> PgTx:
         """The connection, replaced first if the server dropped it (e.g. restarted)."""
-        if self._conn.closed or self._conn.broken:
+        if self._conn.closed or self._conn.broken or _dropped(self._conn):
             self._conn.close()
             self._conn = self._connect()
             self._tx = PgTx(self._conn)
@@ -208,6 +210,23 @@ class PostgresBackend(Backend):
         listener = self._connect()
         listener.execute(pgsql.SQL("LISTEN {}").format(pgsql.Identifier(schema.CHANNEL)))
         return listener
+
+
+def _dropped(conn: psycopg.Connection[Any]) -> bool:
+    """Whether the server has hung up an idle connection (a restart, an admin's terminate).
+
+    Nobody LISTENs on this connection, so while it is idle the server sends nothing
+    unless it is saying goodbye (a FATAL message, then end of file). Checking costs one
+    non-blocking syscall; reconnecting an idle connection is always safe. So the first
+    operation after a restart reconnects instead of failing.
+    """
+    if conn.info.transaction_status != pq.TransactionStatus.IDLE:
+        return conn.pgconn.status == pq.ConnStatus.BAD
+    try:
+        readable, _, _ = select.select([conn.pgconn.socket], [], [], 0)
+    except (OSError, ValueError, psycopg.Error):
+        return True
+    return bool(readable) or conn.pgconn.status == pq.ConnStatus.BAD
 
 
 def lock_key(schema_name: str) -> int:
