@@ -13,7 +13,7 @@ import pytest
 
 from library_backends import BACKENDS, library_target
 from toolsmith.config import Settings
-from toolsmith.library import Provenance, Status, ToolLibrary, ToolSpec
+from toolsmith.library import Provenance, Requirement, Status, ToolLibrary, ToolSpec
 
 PROCESSES = 8
 MACHINES = 2  # the last MACHINES processes get homes of their own
@@ -80,3 +80,35 @@ def test_team_of_processes_loses_nothing(kind: str, tmp_path: Path) -> None:
                     assert tool.version == 1
                     assert (tool.status is Status.ACTIVE) == (tool.name in approvals)
             assert [e.id for e in audit] == sorted(e.id for e in audit)
+
+
+@pytest.mark.network  # machine B installs the pinned package from the index
+@pytest.mark.parametrize("kind", BACKENDS)
+def test_a_tool_from_another_machine_gets_its_packages_here_before_its_first_call(kind: str, tmp_path: Path) -> None:
+    from toolsmith.packages.env import PackageEnv
+    from toolsmith.runtime import Sandbox
+    from toolsmith.toolcall import call_stored_tool
+
+    machine_a, machine_b = Settings(home=tmp_path / "a"), Settings(home=tmp_path / "b")
+    sha = PackageEnv(machine_a).file_hash("humanize", "4.9.0")
+    assert sha is not None
+    spec = ToolSpec(
+        name="format_number",
+        description="Thousands separators for a number.",
+        parameters={"type": "object", "properties": {"number": {"type": "integer"}}, "required": ["number"]},
+        code="import humanize\n\n\ndef run(number):\n    return {'text': humanize.intcomma(number)}\n",
+        test_args={"number": 1234567},
+        requirements=(Requirement("humanize", "4.9.0", sha),),
+    )
+    with library_target(kind, tmp_path) as url:
+        with ToolLibrary(url) as library_a:  # machine A stores it (its gate ran there)
+            library_a.add(spec, provenance=Provenance(), gate={"ok": True})
+        with ToolLibrary(url) as library_b:  # machine B has never installed anything
+            tool = library_b.get("format_number")
+            call = call_stored_tool(
+                tool, {"number": 7654321}, library=library_b, runner=Sandbox(machine_b), actor="t", quarantine_after=3
+            )
+            assert call.outcome.ok, call.outcome.error
+            assert call.outcome.value == {"text": "7,654,321"}
+            assert library_b.get("format_number").stats.calls == 1
+    assert machine_b.envs_dir.exists() and not machine_a.envs_dir.exists()
