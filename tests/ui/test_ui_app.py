@@ -254,15 +254,38 @@ def test_long_values_are_cut_on_the_page() -> None:
 def test_run_its_test_from_the_tool_page(built: Settings, authed: TestClient) -> None:
     page = authed.get("/tools/word_count/1").text
     assert 'action="/tools/word_count/1/test"' in page
+    assert "Further test cases (2)" in page and "a result including" in page  # the cases the agent stored
     assert authed.post("/tools/word_count/1/test").status_code == 403  # no CSRF field
     with ToolLibrary.open(built) as library:
         before = library.get("word_count", 1).stats.calls
     response = authed.post("/tools/word_count/1/test", data={"csrf": _csrf(page)})
-    assert response.status_code == 303 and response.headers["location"] == "/tools/word_count/1?checked=pass#tests"
-    assert "Its test passed just now." in authed.get("/tools/word_count/1?checked=pass").text
+    assert response.status_code == 200
+    assert "Its test passed just now (the test arguments and 2 further case(s))" in response.text
     with ToolLibrary.open(built) as library:
         after = library.get("word_count", 1)
-    assert after.stats.calls == before + 1 and after.status is Status.PENDING  # a check changes no status
+    assert after.stats.calls == before + 3 and after.status is Status.PENDING  # three runs; no status change
+
+
+def test_a_failing_test_case_is_named_on_the_page(built: Settings, authed: TestClient) -> None:
+    with ToolLibrary.open(built) as library:
+        library.add(
+            ToolSpec(
+                name="off_by_one",
+                description="Adds two numbers, wrongly.",
+                parameters={"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}},
+                code="def run(a: int, b: int) -> dict:\n    return {'sum': a + b + 1}\n",
+                test_args={"a": 1, "b": 2},
+                tests=({"args": {"a": 2, "b": 2}, "expect": {"sum": 4}},),
+            ),
+            provenance=Provenance(task="add", origin="import"),
+            gate={"ok": True},
+        )
+    page = authed.get("/tools/off_by_one").text
+    response = authed.post("/tools/off_by_one/1/test", data={"csrf": _csrf(page)})
+    assert response.status_code == 200
+    assert "Its test failed just now: test case 1" in response.text and "expected" in response.text
+    with ToolLibrary.open(built) as library:
+        assert library.get("off_by_one", 1).status is Status.ACTIVE  # a wrong value never quarantines
 
 
 def test_quarantined_versions_are_listed_for_re_admission(built: Settings, authed: TestClient) -> None:

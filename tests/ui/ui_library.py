@@ -94,6 +94,7 @@ def build(home: Path, *, library_url: str | None = None) -> Settings:
         "parameters": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
         "code": WORDS_CODE,
         "test_args": {"text": "one two three"},
+        "tests": [{"args": {"text": "a b"}, "expect": {"words": 2}}, {"args": {"text": "x"}, "contains": {"words": 1}}],
     }
     counted = _session(
         review, "How many words are in 'one two three'?", _creator(words, "Stored for review.", rush=True)

@@ -94,8 +94,7 @@ def tool_page(request: Request) -> Response:
     name = request.path_params["name"]
     version = request.path_params.get("version")
     view = views.tool_view(state.library, name, version, state.runs.all())
-    checked = request.query_params.get("checked", "")
-    return render(request, "tool.html", {"view": view, "tool": view.tool, "checked": checked})
+    return render(request, "tool.html", {"view": view, "tool": view.tool, "check": None})
 
 
 def review_page(request: Request) -> Response:
@@ -207,8 +206,10 @@ async def test_action(request: Request) -> Response:
     state = _state(request)
     tool = await run_in_threadpool(state.library.get, name, version)
     check = await run_in_threadpool(_run_test, state, tool)
-    verdict = "pass" if check.ok else ("machine" if check.note else "fail")
-    return RedirectResponse(f"/tools/{name}/{version}?checked={verdict}#tests", status_code=303)
+    # The page is rendered here rather than after a redirect, so it can say exactly which
+    # case failed and why (reloading it runs the test again, which is harmless).
+    view = await run_in_threadpool(views.tool_view, state.library, name, version, state.runs.all())
+    return render(request, "tool.html", {"view": view, "tool": view.tool, "check": check})
 
 
 def _run_test(state: UiState, tool: ToolVersion) -> rv.HealthCheck:

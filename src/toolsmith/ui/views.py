@@ -108,7 +108,7 @@ class ToolView:
     diff: Markup | None
     changed: list[str]
     checks: list[dict[str, Any]]
-    tests: Any
+    tests: list[dict[str, Any]]  # the tool's further cases: {"args", "expect" | "contains"}
     audit: list[AuditEntry]
     actions: tuple[str, ...]
     code: Markup
@@ -131,7 +131,7 @@ def tool_view(library: ToolLibrary, name: str, version: int | None, runs: list[R
         diff=diff_html(diff) if diff else None,
         changed=rv.changed_fields(previous, tool),
         checks=rv.gate_checks(tool.gate),
-        tests=tool.gate.get("tests"),
+        tests=list(tool.spec.tests),
         audit=list(reversed(library.audit_log(name))),
         actions=ACTIONS.get(tool.status, ()),
         code=code_html(tool.spec.code),
