@@ -56,7 +56,7 @@ def templates() -> Jinja2Templates:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(when=_when, percent=_percent, pretty=views.pretty)
+    env.filters.update(when=_when, percent=_percent, pretty=views.pretty, compact=views.compact)
     env.globals.update(failure_rate=views.failure_rate, requirement_lines=review.requirement_lines)
     return Jinja2Templates(env=env)
 

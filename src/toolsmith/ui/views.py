@@ -51,15 +51,20 @@ def diff_html(diff: str) -> Markup:
     return Markup(highlight(diff, DiffLexer(), _DIFF_FORMATTER))
 
 
-def pretty(value: Any, limit: int = PRETTY_LIMIT) -> str:
+def pretty(value: Any, limit: int = PRETTY_LIMIT, indent: int | None = 2) -> str:
     """JSON for people (the template escapes it), cut at ``limit`` characters."""
     try:
-        text = json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True, default=str)
+        text = json.dumps(value, ensure_ascii=False, indent=indent, sort_keys=True, default=str)
     except (TypeError, ValueError):
         text = repr(value)
     if len(text) <= limit:
         return text
     return text[:limit] + f"\n… ({len(text) - limit:,} more characters in the trajectory file)"
+
+
+def compact(value: Any) -> str:
+    """One-line JSON (for short values such as a test case's arguments)."""
+    return pretty(value, indent=None)
 
 
 def failure_rate(tool: ToolVersion) -> float | None:
