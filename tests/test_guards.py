@@ -132,3 +132,24 @@ def test_every_guard_sees_every_result() -> None:
     GuardSet([Watch(), Watch2()]).after_result(ctx, Call("x", {}), result)
     assert [name for _, name in seen] == ["x", "x"] and result["intervention"] == "look look"
     assert [e.guard for e in ctx.sent] == ["watch", "watch2"]
+
+
+def test_a_new_version_of_a_tool_clears_its_repeat_count() -> None:
+    from toolsmith.guards.repeat import Repeat
+
+    @dataclass
+    class Ctx:  # just what the guard reads and writes
+        guard_state: dict[str, Any] = field(default_factory=dict)
+
+    ctx: Any = Ctx()
+    guard = Repeat(limit=3)
+    broken = Call("get_rate", {"base": "USD"})
+    other = Call("get_rate_history", {"base": "USD"})
+    for _ in range(3):
+        guard.after_result(ctx, broken, {"ok": False, "error": "boom"})
+        guard.after_result(ctx, other, {"ok": False, "error": "boom"})
+    assert guard.before_call(ctx, broken) is not None  # refused: it failed three times
+    # a repair stores a new version under the same name: the same call now runs other code
+    guard.after_result(ctx, Call("create_tool", {"name": "get_rate", "code": "..."}), {"ok": True})
+    assert guard.before_call(ctx, broken) is None
+    assert guard.before_call(ctx, other) is not None  # a tool whose name merely starts alike keeps its count

@@ -2,7 +2,8 @@
 
 After the third identical failure (same tool, same arguments) in a task the result says
 so, and a fourth identical call is refused without running: an identical failing call
-once ran 20 times in the sandbox. A success of that call clears its count.
+once ran 20 times in the sandbox. A success of that call clears its count, and so does a new
+version of the tool it called: after a repair the same arguments run different code.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ class Repeat(Guard[Counter[str]]):
         failures = self.state(ctx)
         if result.get("ok"):
             failures.pop(call.key, None)
+            if call.name == "create_tool" and isinstance(call.arguments, dict):
+                self._forget_tool(failures, str(call.arguments.get("name") or ""))
             return None
         failures[call.key] += 1
         if failures[call.key] < self.repeat_limit:
@@ -52,3 +55,9 @@ class Repeat(Guard[Counter[str]]):
             "change the arguments, try a different library or approach, or tell the user "
             "honestly that it cannot be done."
         )
+
+    @staticmethod
+    def _forget_tool(failures: Counter[str], name: str) -> None:
+        stale = [key for key in failures if name and key.startswith(f"{name}:")]
+        for key in stale:
+            del failures[key]
