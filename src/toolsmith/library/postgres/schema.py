@@ -162,6 +162,16 @@ CREATE TRIGGER versions_tests_immutable BEFORE UPDATE OF tests ON versions
 """
 
 
+# An IMMUTABLE function of a constant folds at plan time, so the GIN index serves the
+# match; a tsquery built in a CTE or a join was only known per row, and every search was a
+# sequential scan of the index table.
+_SEARCH_QUERY = """
+CREATE FUNCTION toolsmith_query(words TEXT[]) RETURNS TSQUERY LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT COALESCE(string_agg(quote_literal(l), ' | '), '')::tsquery FROM unnest(toolsmith_lexemes(words)) AS l
+$$;
+"""
+
+
 @dataclass(frozen=True)
 class Migration:
     number: int
@@ -174,6 +184,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "guards and change notices", _GUARDS),
     Migration(3, "full-text search index", _SEARCH),
     Migration(4, "tool test cases", _TESTS),
+    Migration(5, "search query function", _SEARCH_QUERY),
 )
 LATEST = MIGRATIONS[-1].number
 

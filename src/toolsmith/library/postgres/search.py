@@ -64,17 +64,15 @@ def search(conn: Any, query: str, limit: int) -> list[SearchHit]:
     terms = query_terms(query)
     if not terms:
         return []
-    # The query is an OR of quoted lexemes built by PostgreSQL itself, so no user text
-    # is ever parsed as tsquery syntax.
+    # toolsmith_query ORs quoted lexemes built by PostgreSQL itself, so no user text is
+    # ever parsed as tsquery syntax.
     rows = conn.execute(
-        "WITH q AS (SELECT COALESCE(string_agg(quote_literal(l), ' | '), '')::tsquery AS query "
-        "           FROM unnest(toolsmith_lexemes(%s::text[])) AS l), "
-        "hits AS (SELECT i.version_id, ts_rank(%s::real[], i.document, q.query, %s) AS rank "
-        "         FROM search_index i, q WHERE i.document @@ q.query "
-        "         ORDER BY rank DESC, i.version_id LIMIT %s) "
+        "WITH hits AS (SELECT i.version_id, ts_rank(%s::real[], i.document, toolsmith_query(%s::text[]), %s) AS rank "
+        "              FROM search_index i WHERE i.document @@ toolsmith_query(%s::text[]) "
+        "              ORDER BY rank DESC, i.version_id LIMIT %s) "
         f"SELECT hits.rank AS rank, {VERSION_COLUMNS} FROM hits "
         "JOIN versions v ON v.id = hits.version_id LEFT JOIN stats s ON s.version_id = v.id "
         "WHERE v.status = 'active' ORDER BY hits.rank DESC, v.id",
-        (terms, _WEIGHTS, _NORMALISATION, min(limit, MAX_LIMIT)),
+        (_WEIGHTS, terms, _NORMALISATION, terms, min(limit, MAX_LIMIT)),
     ).fetchall()
     return [SearchHit(tool=to_version(row), score=float(row["rank"])) for row in rows]
