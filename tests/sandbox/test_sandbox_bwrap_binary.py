@@ -103,7 +103,9 @@ def test_describe_cli_names_the_bwrap_and_its_source() -> None:
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    info = json.loads(done.stdout)["bwrap"]
+    report = json.loads(done.stdout)
+    assert report["warm"]["workers"] == 4 and report["warm"]["active"] is (report["backend"] == "bwrap")
+    info = report["bwrap"]
     assert set(info) >= {"path", "source", "version", "usable", "pin"}
     if info["path"]:
         assert info["source"] in ("system", "bundled", "setting")

@@ -128,6 +128,11 @@ def describe_command(
     typer.echo(f"backend:   {report['backend']} ({'isolating' if report['isolating'] else 'NOT isolating'})")
     typer.echo(f"reason:    {report['reason']}")
     typer.echo(f"bwrap:     {bwrap_line(report['bwrap'])}")
+    warm = report["warm"]
+    typer.echo(
+        f"warm:      {'up to ' + str(warm['workers']) + ' workers' if warm['active'] else 'off'}"
+        f" (sandbox.warm_workers = {warm['workers']}, idle {warm['idle_s']:g} s)"
+    )
     for name, info in report["cgroups"].items():
         typer.echo(
             f"cgroup {name}: {'v' + str(info['version']) if info['available'] else 'unavailable'} ({info['reason']})"

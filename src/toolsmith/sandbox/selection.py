@@ -17,7 +17,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, TextIO
 
 from toolsmith.errors import SandboxUnavailableError
-from toolsmith.sandbox import bwrap, bwrap_binary, cgroups, landlock, userns
+from toolsmith.sandbox import bwrap, bwrap_binary, cgroups, landlock, seccomp, userns
 from toolsmith.sandbox.backend import Backend
 from toolsmith.sandbox.process import NOT_DEFENDED, ProcessBackend
 
@@ -106,6 +106,12 @@ def describe(settings: Settings) -> dict[str, Any]:
         },
         "confinement": _confinement() if usable else None,
         "network_default": settings.network,
+        # Stored-tool calls served by warm workers (see toolsmith.sandbox.warm): bwrap only.
+        "warm": {
+            "workers": settings.warm_workers,
+            "idle_s": settings.warm_idle_s,
+            "active": active == "bwrap" and settings.warm_workers > 0 and seccomp.guard_program((1, 2)) is not None,
+        },
         "limits": asdict(settings.limits),
         "not_defended": list(NOT_DEFENDED) if active != "bwrap" else [],
         # Without a pids cgroup, RLIMIT_NPROC holds wherever the run's uid is not root.
