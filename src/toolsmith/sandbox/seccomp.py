@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import platform
 import struct
+from collections.abc import Sequence
 
 _LD_W_ABS = 0x20
 _JEQ_K = 0x15
@@ -100,20 +101,7 @@ def program(machine: str | None = None, *, deny_unix_sockets: bool = False) -> b
             (_JEQ_K, _AF_UNIX, "deny", "allow"),
         ]
     head = [(_LD_W_ABS, 4, None, None), (_JEQ_K, audit_arch, None, "deny"), (_LD_W_ABS, 0, None, None)]
-    return _assemble([*head, *body], labels=("allow", "deny"))
-
-
-def _assemble(code: list[tuple[int, int, str | None, str | None]], labels: tuple[str, str]) -> bytes:
-    """Resolve jump labels; the program ends with ``RET ALLOW`` then ``RET EPERM``."""
-    where = {labels[0]: len(code), labels[1]: len(code) + 1}
-    records = []
-    for i, (op, k, true, false) in enumerate(code):
-        jt = where[true] - i - 1 if true else 0
-        jf = where[false] - i - 1 if false else 0
-        records.append(_op(op, k, jt, jf))
-    records.append(_op(_RET_K, _ALLOW))
-    records.append(_op(_RET_K, _ERRNO | _EPERM))
-    return b"".join(records)
+    return _assemble([*head, *body])
 
 
 # --- the warm worker's per-call guard ------------------------------------------------------
@@ -179,11 +167,14 @@ def guard_program(protected: tuple[int, ...], machine: str | None = None) -> byt
         code.append((_LD_W_ABS, _ARG + 8 * index, None, None))
         code += [(_JEQ_K, value, "deny", None) for value in banned]
         code += [(_JA, 0, "allow", None), skip]
-    return _assemble_labelled(code)
+    return _assemble(code)
 
 
-def _assemble_labelled(code: list[tuple[int, int, str | None, str | None] | str]) -> bytes:
-    """Like :func:`_assemble`, with labels (plain strings) anywhere and ``JA`` jumps to them."""
+def _assemble(code: Sequence[tuple[int, int, str | None, str | None] | str]) -> bytes:
+    """Resolve jump labels (plain strings anywhere, and ``allow``/``deny``); ``JA`` jumps to one.
+
+    The program ends with ``RET ALLOW`` then ``RET EPERM``.
+    """
     where: dict[str, int] = {}
     ops: list[tuple[int, int, str | None, str | None]] = []
     for item in code:
