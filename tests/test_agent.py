@@ -46,6 +46,7 @@ def test_evolve_then_reuse_through_http(tmp_path: Path) -> None:
         assert r.server.requests and all(a == "Bearer test-key" for a in r.server.authorizations)
 
 
+@pytest.mark.slow
 def test_pre_retrieval_off_costs_a_model_call(tmp_path: Path) -> None:
     with rig(tmp_path) as r:
         r.model.add(*evolve_script())
@@ -78,6 +79,7 @@ def test_reuse_first_guard_refuses_web_search_before_search_tools(tmp_path: Path
         assert result.status == "answered"
 
 
+@pytest.mark.slow
 def test_unlocking_guard_requires_search_before_calling_a_library_tool(tmp_path: Path) -> None:
     # past the catalogue's size (here: no catalogue), only search unlocks a stored tool
     with rig(tmp_path, catalogue_max_tools=0) as r:
@@ -334,6 +336,7 @@ def test_rejected_key_is_a_configuration_error(tmp_path: Path) -> None:
         assert caught.value.setting == "LLM_API_KEY" and "test-key" not in str(caught.value)
 
 
+@pytest.mark.slow
 def test_double_encoded_arguments_are_decoded_where_the_schema_is_clear(tmp_path: Path) -> None:
     call = create_days_tool()
     args = json.loads(call.arguments)

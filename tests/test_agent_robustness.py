@@ -97,6 +97,7 @@ def test_cut_off_arguments_get_a_hint(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("ids", [["", ""], ["same", "same"], [None, None]])
+@pytest.mark.slow
 def test_missing_empty_or_repeated_call_ids_are_made_unique(tmp_path: Path, ids: list[Any]) -> None:
     def turn(i: int) -> ModelReply:
         calls = tuple(
@@ -159,6 +160,7 @@ def test_arguments_that_are_no_object_stay_an_actionable_error(tmp_path: Path) -
         "code_interpreter:0",
     ],
 )
+@pytest.mark.slow
 def test_tool_names_as_servers_mangle_them_are_resolved(tmp_path: Path, name: str) -> None:
     with rig(tmp_path) as r:
         r.model.add(reply(tool_call(name, PRINT)), final("42"))
@@ -224,6 +226,7 @@ def test_identical_calls_in_one_turn_run_once(tmp_path: Path) -> None:
         assert [e.name for e in r.of_type("tool_called")].count("code_interpreter") == 2  # both recorded
 
 
+@pytest.mark.slow
 def test_create_and_call_in_the_same_turn(tmp_path: Path) -> None:
     call = tool_call("days_between", {"start": "2020-01-01", "end": "2020-03-01"})
     with rig(tmp_path) as r:

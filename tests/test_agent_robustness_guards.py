@@ -43,6 +43,7 @@ def test_numbers_from_tools_the_task_or_simple_arithmetic_pass(tmp_path: Path) -
         assert r.guards() == [] and result.answer == answer
 
 
+@pytest.mark.slow
 def test_an_answer_that_names_no_source_is_reminded(tmp_path: Path) -> None:
     with rig(tmp_path) as r:
         _evolved(r)
@@ -126,6 +127,7 @@ def test_a_bare_number_for_a_chinese_task_is_accepted_after_one_reminder(tmp_pat
 # -- reuse first, nudge ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_ignoring_the_pre_retrieval_hit_is_reminded_once_then_allowed(tmp_path: Path) -> None:
     search = tool_call("web_search", {"query": "date library"})
     with rig(tmp_path) as r:
@@ -135,6 +137,7 @@ def test_ignoring_the_pre_retrieval_hit_is_reminded_once_then_allowed(tmp_path: 
         assert r.guards() == ["reuse_first"] and r.web.searches == ["date library"]
 
 
+@pytest.mark.slow
 def test_web_search_after_a_successful_reuse_is_reminded_once(tmp_path: Path) -> None:
     with rig(tmp_path) as r:
         _evolved(r)

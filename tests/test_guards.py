@@ -92,6 +92,7 @@ def test_the_standard_set_runs_in_its_documented_order_and_names_are_unique() ->
         GuardSet([*standard_guards(), standard_guards()[7]])
 
 
+@pytest.mark.slow
 def test_guard_state_is_on_the_task_context(tmp_path: Path) -> None:
     failing = tool_call("code_interpreter", {"code": "raise SystemExit(2)"})
     with rig(tmp_path) as r:

@@ -54,6 +54,7 @@ def settings(tmp_path: Path, server: LocalServer) -> Settings:
     return Settings(home=tmp_path, index_url=server.url("/simple/"))
 
 
+@pytest.mark.slow
 def test_html_main_text_is_extracted_and_marked_untrusted(server: LocalServer, settings: Settings) -> None:
     server.route("/docs", body=DOC_PAGE, content_type="text/html; charset=utf-8")
     result = read_webpage(server.url("/docs"), settings=settings)
@@ -219,6 +220,7 @@ def test_slow_server_times_out(server: LocalServer, settings: Settings) -> None:
     assert "Timed out" in result["error"]
 
 
+@pytest.mark.slow
 def test_dripping_body_hits_the_overall_deadline(server: LocalServer, settings: Settings) -> None:
     server.route("/drip", body_size=1000, chunk_size=10, chunk_delay_s=0.2, content_type="text/plain")
     started = time.monotonic()

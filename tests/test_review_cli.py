@@ -217,6 +217,7 @@ def test_help_lists_the_new_commands() -> None:
         assert command in out, command
 
 
+@pytest.mark.slow
 def test_agent_created_pending_tool_reviewed_then_reused(monkeypatch: pytest.MonkeyPatch) -> None:
     """create_tool under review = required, reviewed with the CLI, then reused by a later task."""
     from agent_helpers import answer_from_tool, evolve_script, rig

@@ -145,6 +145,7 @@ def test_a_broken_sandbox_quarantines_nothing(home: Path, monkeypatch: pytest.Mo
         assert [e.action for e in library.audit_log()] == ["add", "add", "add"]
 
 
+@pytest.mark.slow
 def test_named_tool_served_pending_or_one_version(home: Path) -> None:
     ok = invoke("test", "days_between")
     assert ok.exit_code == 0 and "days_between@1" in ok.stdout and "pass" in ok.stdout

@@ -161,6 +161,7 @@ def test_project_env_file_is_not_readable(bwrap_sandbox: Sandbox, secrets_on_hos
     assert out.exec.stdout.count("ERR") == 4
 
 
+@pytest.mark.slow
 def test_library_db_and_data_dir_are_invisible(bwrap_sandbox: Sandbox, secrets_on_host: dict[str, Path]) -> None:
     db, data_dir = secrets_on_host["db"], secrets_on_host["data_dir"]
     out = run(

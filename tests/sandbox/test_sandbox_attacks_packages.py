@@ -158,6 +158,7 @@ def test_an_allowed_hook_stays_and_shows_what_the_guard_prevents(
     assert hook_marker.exists()
 
 
+@pytest.mark.slow
 def test_a_hook_already_in_the_environment_is_removed_before_any_installer_runs(
     settings: Settings, index: LocalIndex, hook_marker: Path
 ) -> None:

@@ -67,6 +67,7 @@ def test_daemon_escape_by_double_fork_and_setsid(bwrap_sandbox: Sandbox) -> None
     assert leftovers(tag) == []
 
 
+@pytest.mark.slow
 def test_daemon_left_when_the_main_process_times_out(bwrap_sandbox: Sandbox) -> None:
     tag = marker()
     out = run(
@@ -133,6 +134,7 @@ def test_memory_bomb_single_allocation(bwrap_sandbox: Sandbox) -> None:
     assert out.exec.killed_by == "memory"
 
 
+@pytest.mark.slow
 def test_memory_bomb_gradual(bwrap_sandbox: Sandbox) -> None:
     out = run(
         bwrap_sandbox,
@@ -192,6 +194,7 @@ def test_catastrophic_regex_is_stopped_by_the_wall_clock(bwrap_sandbox: Sandbox)
     assert out.exec.wall_s < SMALL.timeout_s
 
 
+@pytest.mark.slow
 def test_sleeping_forever_is_killed(bwrap_sandbox: Sandbox) -> None:
     tag = marker()
     out = run(bwrap_sandbox, reexec_prelude(tag) + "import time\ntime.sleep(10 ** 6)\n", timeout_s=1)

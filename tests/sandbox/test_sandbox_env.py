@@ -148,6 +148,7 @@ def test_sync_refuses_a_hash_the_index_does_not_list(settings: Settings) -> None
         env.sync([Requirement("demo", "1.0", "f" * 64)])
 
 
+@pytest.mark.slow
 def test_env_is_created_with_uv(settings: Settings) -> None:
     if find_uv() is None:
         pytest.skip("uv missing")
