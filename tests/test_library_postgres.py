@@ -189,3 +189,32 @@ def test_an_idle_connection_dropped_by_a_restart_is_replaced_before_use(url: str
                 conn.execute("SELECT pg_sleep(0.05)")
         assert [t.name for t in library.list_tools()] == ["days_between"]
         assert library._backend._conn.info.backend_pid != before  # type: ignore[attr-defined]
+
+
+def _postings_mismatch(url: str) -> list[tuple[object, ...]]:
+    """Postings that differ from the lexemes of search_index's documents, either way."""
+    with psycopg.connect(url) as conn:
+        return conn.execute(
+            "(SELECT u.lexeme, i.version_id FROM search_index i, unnest(i.document) u "
+            " EXCEPT ALL SELECT lexeme, version_id FROM search_postings) "
+            "UNION ALL (SELECT lexeme, version_id FROM search_postings "
+            " EXCEPT ALL SELECT u.lexeme, i.version_id FROM search_index i, unnest(i.document) u)"
+        ).fetchall()
+
+
+def test_search_postings_follow_the_index_through_every_change(url: str) -> None:
+    lib = ToolLibrary(url)
+    lib.add(_spec(), provenance=Provenance(), gate={})
+    lib.add(_spec("fetch_weather", "Weather forecast for a city"), provenance=Provenance(), gate={})
+    lib.add(_spec(description="Calendar days from one date to another"), provenance=Provenance(), gate={})
+    assert _postings_mismatch(url) == []
+    assert [hit.tool.spec.name for hit in lib.search("calendar days", limit=5)] == ["days_between"]
+    lib.retire("fetch_weather", reason="gone", actor="t")
+    assert _postings_mismatch(url) == []
+    assert lib.search("weather forecast", limit=5) == []
+    lib.purge("fetch_weather", actor="t")
+    assert lib.rebuild_search_index() == 1
+    assert _postings_mismatch(url) == []
+    with psycopg.connect(url) as conn:
+        count = conn.execute("SELECT COUNT(*) FROM search_postings").fetchone()
+    assert count is not None and count[0] > 0
