@@ -25,6 +25,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
+import relevance_heldout
 import search_postgres
 from toolsmith.library import Provenance, Requirement, ToolLibrary, ToolSpec
 from toolsmith.library.relevance import DEFAULT_FLOOR
@@ -495,27 +496,41 @@ def time_queries(search: Callable[[str], object], queries: list[str], budget_s: 
     return Timing(statistics.median(samples), samples[p99_index], len(samples))
 
 
+@dataclass(frozen=True)
+class Quality:
+    """How well search finds the right topic, and how often it rightly finds nothing."""
+
+    top1: int
+    recall: int
+    any_hit: int
+    expected: int
+    empty: int
+    out_of_scope: int
+
+    def __str__(self) -> str:
+        n = max(self.expected, 1)
+        return (
+            f"top-1 right topic {100 * self.top1 / n:.1f}%, R@5 {self.recall / n:.3f}, "
+            f"any hit {100 * self.any_hit / n:.1f}%, "
+            f"out-of-scope queries with no hit {self.empty}/{self.out_of_scope}"
+        )
+
+
 def relevance(
     library: ToolLibrary, topic_of: dict[str, str], queries: list[tuple[str, str | None]], floor: float
-) -> str:
+) -> Quality:
     """Top-1 and recall@5 of the right topic, and out-of-scope queries that found nothing."""
-    top1 = hits = recall = misses_ok = expected_total = 0
+    top1 = hits = recall = empty = expected_total = 0
     for text, expected in queries:
         found = library.search(text, limit=5, floor=floor)
         if expected is None:
-            misses_ok += not found
+            empty += not found
             continue
         expected_total += 1
         hits += bool(found)
         top1 += bool(found) and topic_of.get(found[0].tool.name) == expected
         recall += any(topic_of.get(h.tool.name) == expected for h in found)
-    miss_total = len(queries) - expected_total
-    return (
-        f"top-1 right topic {100 * top1 / max(expected_total, 1):.1f}%, "
-        f"R@5 {recall / max(expected_total, 1):.3f}, "
-        f"any hit {100 * hits / max(expected_total, 1):.1f}%, "
-        f"out-of-scope queries with no hit {misses_ok}/{miss_total}"
-    )
+    return Quality(top1, recall, hits, expected_total, empty, len(queries) - expected_total)
 
 
 def run_size(size: int, queries: list[tuple[str, str | None]], args: argparse.Namespace) -> dict[str, object]:
@@ -604,6 +619,17 @@ def check_targets(rows: list[dict[str, object]]) -> bool:
         verdict = ours.p50_ms <= target
         ok &= verdict
         print(f"target p50 <= {target:g} ms at {size:,}: {'PASS' if verdict else 'FAIL'} ({ours.p50_ms:.3f} ms)")
+        quality = row["quality"]
+        assert isinstance(quality, dict)
+        alone, floored = quality["BM25 alone"], quality[f"floor {DEFAULT_FLOOR:g}"]
+        # Issue #10: at least 12 of 13 out-of-scope queries find nothing, top-1 no worse.
+        scoped = floored.empty * 13 >= 12 * floored.out_of_scope and floored.top1 >= alone.top1
+        ok &= scoped
+        print(
+            f"target out-of-scope with no hit >= 12/13, top-1 no worse than BM25 alone, at {size:,}: "
+            f"{'PASS' if scoped else 'FAIL'} ({floored.empty}/{floored.out_of_scope}; "
+            f"top-1 {floored.top1} vs {alone.top1} of {floored.expected})"
+        )
         if size <= 10_000 and isinstance(naive, Timing):
             ratio = naive.p50_ms / ours.p50_ms
             ok &= ratio >= 100
@@ -629,6 +655,7 @@ def main(argv: list[str] | None = None) -> int:
         args.postgres_url = url
         rows = [run_size(size, queries, args) for size in args.sizes]
     print_table(rows, len(queries))
+    relevance_heldout.report()
     ok = check_targets(rows)
     if args.backend == "postgresql":
         search_postgres.print_backends(rows, len(queries))

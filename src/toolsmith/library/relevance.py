@@ -4,18 +4,28 @@ BM25 ranks well but never says "nothing fits": a task about restaurant bookings 
 gets the tool that shares one word with it. The floor measures *coverage*, the share
 of the query's intent words that the tool's name, keywords and description contain,
 and drops hits below it. It needs no corpus statistics, so every library backend can
-apply the same floor to its own candidates (SQLite FTS5 today, PostgreSQL next).
+apply the same floor to its own candidates (SQLite FTS5 and PostgreSQL).
 
-Three rules keep coverage fair to parameterised tools:
+Four rules keep coverage fair to parameterised tools:
 
 * **Values are optional.** Tools take their values as arguments, so a word that looks
   like a value (quoted text, a number and its unit, a URL or path, a capitalised name,
-  a ticker, a time word such as "tomorrow") does not count against a tool that lacks it; it still
-  counts for a tool that has it ("PDF", "IP").
+  a ticker) does not count against a tool that lacks it; it still counts for a tool that
+  has it ("PDF", "IP"). Time words ("tomorrow", "latest") count on neither side.
+* **A command's verb is an action, not a word.** In "book a table" the verb is what
+  the task wants done; it is covered only by what a tool does (the first word of its
+  name, or a description verb followed by a noun phrase), never by a noun of the same
+  spelling ("the book details"), and it weighs double. Without this, "book a table at a
+  restaurant" matches an ISBN tool that returns its results "as a table".
 * **A CJK run is one unit.** Chinese and Japanese have no word boundaries, so a run of
   CJK text is covered when any of its meaningful bigrams matches.
 * **Word forms are folded** by a light suffix stemmer on both sides, so "translation"
   covers "translate" and "holidays" covers "holiday".
+
+Verbs are told from nouns by one cue, the word that follows: English commands put a
+noun phrase right after the verb. It misses verbs that share a sense with a tool's
+("order a pizza" still meets a tool that orders lists); ``bench/relevance_heldout.py``
+prints such cases.
 """
 
 from __future__ import annotations
@@ -82,26 +92,64 @@ def stem(word: str) -> str:
     return word
 
 
+# Words that open a noun phrase. A task word right before one is being used as a verb
+# ("book a table", "order me a pizza"); a tool word right after one is a noun ("the book").
+_DETERMINERS = frozenset(
+    {"a", "an", "the", "this", "that", "these", "those", "some", "my", "your", "our", "his", "her", "its"}
+    | {"their", "me", "us", "him", "them"}
+)
+_WORD = re.compile(r"[^\W_]+")
+# A word and the next one, with only spaces between (not "records (A, MX)").
+_WORD_PAIR = re.compile(r"(?=\b([^\W_]+) +([^\W_]+))")
+
+
 @dataclass(frozen=True)
 class QueryUnits:
-    """A query split into what the tool must cover and what it may lack."""
+    """A query split into what the tool must cover and what it may lack.
+
+    ``action`` is the task's verb when the task is phrased as a command ("book a table").
+    It is covered only by what a tool *does*, never by a noun of the same spelling, and it
+    weighs :data:`ACTION_WEIGHT`: a tool that shares the task's nouns but not its action
+    is usually about something else.
+    """
 
     intent: tuple[frozenset[str], ...]  # each unit: the forms that cover it
     values: tuple[frozenset[str], ...]
+    action: str | None = None
 
     @classmethod
     def of(cls, query: str) -> QueryUnits:
         value_words = {tok for match in _VALUE.finditer(query) for tok in tokens(match.group())}
+        terms = [t for t in query_terms(_CJK_RUN.sub(" ", query)) if t not in _TIME_WORDS]
+        verb = _command_verb(query, {t for t in terms if t not in value_words})
         intent: list[frozenset[str]] = []
         values: list[frozenset[str]] = []
-        for term in query_terms(_CJK_RUN.sub(" ", query)):
-            unit = frozenset({stem(term)})
-            (values if term in value_words or term in _TIME_WORDS else intent).append(unit)
+        for term in terms:
+            if term == verb:
+                continue
+            (values if term in value_words else intent).append(frozenset({stem(term)}))
         for run in _CJK_RUN.findall(query):
             grams = frozenset(query_terms(run))
             if grams:
                 intent.append(grams)
-        return cls(tuple(intent), tuple(values))
+        return cls(tuple(intent), tuple(values), stem(verb) if verb else None)
+
+
+def _command_verb(query: str, intent_terms: set[str]) -> str | None:
+    """The task's verb: its first intent word, when a noun phrase follows it directly."""
+    followers = {word: after for word, after in reversed(_WORD_PAIR.findall(query.lower()))}
+    for word in _WORD.findall(query.lower()):
+        if word in intent_terms:
+            return word if followers.get(word) in _DETERMINERS else None
+    return None
+
+
+@dataclass(frozen=True)
+class ToolForms:
+    """What a tool's searchable text offers: every word form, and the forms of what it does."""
+
+    words: frozenset[str]
+    actions: frozenset[str]
 
 
 def document_forms(parts: Iterable[str]) -> frozenset[str]:
@@ -109,17 +157,43 @@ def document_forms(parts: Iterable[str]) -> frozenset[str]:
     return frozenset(stem(tok) for part in parts for tok in tokens(part))
 
 
-def coverage(query: str | QueryUnits, document: frozenset[str]) -> float:
+def tool_forms(name: str, keywords: Iterable[str], description: str) -> ToolForms:
+    """A tool's word forms, with its actions: the verbs that say what it does.
+
+    Those are the first word of its name (``convert_units``) and any description word that
+    a noun phrase follows ("Parse and validate a phone number"). A description's first word
+    is not enough: "Book details for an ISBN" opens with a noun.
+    """
+    keywords = tuple(keywords)
+    actions = {stem(tok) for tok in tokens(name)[:1]}
+    pairs = _WORD_PAIR.findall(description.lower())
+    actions.update(stem(word) for word, after in pairs if after in _DETERMINERS and query_terms(word))
+    return ToolForms(document_forms([name, *keywords, description]), frozenset(actions))
+
+
+ACTION_WEIGHT = 2
+"""How much the task's verb counts, against 1 for each other intent word."""
+
+
+def coverage(query: str | QueryUnits, document: frozenset[str] | ToolForms) -> float:
     """Share of the query's intent the document covers, in [0, 1]; 0 when nothing matches.
 
-    Matched values count on both sides of the fraction, unmatched values on neither.
+    Matched values count on both sides of the fraction, unmatched values on neither. A
+    plain set of word forms has no known actions, so it covers a task's verb as a word.
     """
     units = QueryUnits.of(query) if isinstance(query, str) else query
-    intent_hits = sum(bool(unit & document) for unit in units.intent)
-    value_hits = sum(bool(unit & document) for unit in units.values)
-    if intent_hits + value_hits == 0:
+    forms = document if isinstance(document, ToolForms) else ToolForms(document, document)
+    hits = sum(bool(unit & forms.words) for unit in units.intent)
+    total = len(units.intent)
+    value_hits = sum(bool(unit & forms.words) for unit in units.values)
+    hits += value_hits
+    total += value_hits
+    if units.action is not None:
+        total += ACTION_WEIGHT
+        hits += ACTION_WEIGHT if units.action in forms.actions else 0
+    if hits == 0:
         return 0.0
-    return (intent_hits + value_hits) / (len(units.intent) + value_hits)
+    return hits / total
 
 
 def candidates(limit: int, floor: float) -> int:
@@ -142,5 +216,5 @@ def above_floor(query: str, hits: list[SearchHit], floor: float, limit: int) -> 
 
 
 @functools.lru_cache(maxsize=4096)
-def _forms(name: str, keywords: tuple[str, ...], description: str) -> frozenset[str]:
-    return document_forms([name, *keywords, description])
+def _forms(name: str, keywords: tuple[str, ...], description: str) -> ToolForms:
+    return tool_forms(name, keywords, description)
