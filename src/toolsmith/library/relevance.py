@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
 from toolsmith.library.models import SearchHit
@@ -98,9 +98,13 @@ _DETERMINERS = frozenset(
     {"a", "an", "the", "this", "that", "these", "those", "some", "my", "your", "our", "his", "her", "its"}
     | {"their", "me", "us", "him", "them"}
 )
-_WORD = re.compile(r"[^\W_]+")
-# A word and the next one, with only spaces between (not "records (A, MX)").
+# A word with the next one, spaces only between: "records (A, MX)" has no article.
 _WORD_PAIR = re.compile(r"(?=\b([^\W_]+) +([^\W_]+))")
+
+
+def _before_noun_phrase(text: str) -> Iterator[str]:
+    """The words of ``text`` (lower-cased) that a noun phrase follows: its likely verbs."""
+    return (word for word, after in _WORD_PAIR.findall(text.lower()) if after in _DETERMINERS)
 
 
 @dataclass(frozen=True)
@@ -137,11 +141,8 @@ class QueryUnits:
 
 def _command_verb(query: str, intent_terms: set[str]) -> str | None:
     """The task's verb: its first intent word, when a noun phrase follows it directly."""
-    followers = {word: after for word, after in reversed(_WORD_PAIR.findall(query.lower()))}
-    for word in _WORD.findall(query.lower()):
-        if word in intent_terms:
-            return word if followers.get(word) in _DETERMINERS else None
-    return None
+    first = next((term for term in query_terms(query) if term in intent_terms), None)
+    return first if first in set(_before_noun_phrase(query)) else None
 
 
 @dataclass(frozen=True)
@@ -166,8 +167,8 @@ def tool_forms(name: str, keywords: Iterable[str], description: str) -> ToolForm
     """
     keywords = tuple(keywords)
     actions = {stem(tok) for tok in tokens(name)[:1]}
-    pairs = _WORD_PAIR.findall(description.lower())
-    actions.update(stem(word) for word, after in pairs if after in _DETERMINERS and query_terms(word))
+    # query_terms() drops stop words: "for a domain" does not make "for" an action
+    actions.update(stem(word) for word in _before_noun_phrase(description) if query_terms(word))
     return ToolForms(document_forms([name, *keywords, description]), frozenset(actions))
 
 
