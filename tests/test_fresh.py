@@ -106,3 +106,36 @@ def test_fresh_refuses_a_postgresql_library(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as refused:
         fresh_library(settings)
     assert refused.value.setting == "library.url" and "PostgreSQL" in str(refused.value)
+
+
+def _held_exclusively_elsewhere(lock_file: Path) -> bool:
+    """Whether someone holds the library's lock: an exclusive try on a new descriptor fails."""
+    import fcntl
+
+    with lock_file.open("a") as fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+        return False
+
+
+@pytest.mark.parametrize(("command", "target"), [("mcp", "toolsmith.mcp_server.serve"), ("ui", "toolsmith.ui.serve")])
+def test_servers_hold_the_library_so_fresh_waits(
+    command: str, target: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`toolsmith mcp` and `toolsmith ui` hold the library while serving, as runs do."""
+    if command == "mcp":
+        pytest.importorskip("mcp")
+    from typer.testing import CliRunner
+
+    from toolsmith.cli import app
+
+    home = tmp_path / "home"
+    seen: list[bool] = []
+    monkeypatch.setattr(target, lambda *a, **k: seen.append(_held_exclusively_elsewhere(home / "library.db.lock")))
+    result = CliRunner().invoke(app, [command], env={"TOOLSMITH_HOME": str(home), "TOOLSMITH_NETWORK": "false"})
+    assert result.exit_code == 0, result.output
+    assert seen == [True]  # held while serving ...
+    assert not _held_exclusively_elsewhere(home / "library.db.lock")  # ... and let go after

@@ -136,7 +136,7 @@ def _run(tasks: list[str], options: RunOptions, *, demo: bool = False) -> Sessio
 
 
 def _say_waiting() -> None:
-    err_console.print("--fresh: waiting for the other toolsmith runs using the library to finish...")
+    err_console.print("--fresh: waiting until no other toolsmith run, MCP server or web UI uses the library...")
 
 
 def _write_unstarted(output: Path | None, tasks: list[str], exc: BaseException) -> None:

@@ -45,6 +45,7 @@ def mcp_command(
 ) -> None:
     """Serve the tool library's active tools over the Model Context Protocol."""
     _require_sdk()
+    from toolsmith.fresh import library_in_use
     from toolsmith.mcp_server import ServeOptions, serve
 
     if solve_task:  # like `toolsmith run`: the model settings may live in a .env file
@@ -53,7 +54,9 @@ def mcp_command(
     solver = _solver(settings) if solve_task else None
     with cli_errors():
         options = ServeOptions(transport=transport.value, host=host, port=port, no_auth=no_auth)
-        serve(settings, options, solver=solver)
+        # Held while serving, so `run --fresh` waits instead of moving the library away.
+        with library_in_use(settings):
+            serve(settings, options, solver=solver)
 
 
 def _require_sdk() -> None:
