@@ -94,3 +94,36 @@ def test_every_setting_the_reader_names_is_a_known_key() -> None:
 def test_the_library_table_keys_load(tmp_path: Path) -> None:
     settings = _load(tmp_path, "[library]\ncatalogue_max_tools = 3\nsearch_floor = 0.5\ncatalogue_max_chars = 400\n")
     assert (settings.catalogue_max_tools, settings.search_floor, settings.catalogue_max_chars) == (3, 0.5, 400)
+
+
+def test_an_unread_toolsmith_variable_is_named_with_the_nearest_known_one() -> None:
+    from toolsmith.cli.doctor import check_environment
+
+    env = {"TOOLSMITH_MODEL_TIMEOUT": "900", "TOOLSMITH_HOME": "/x", "TOOLSMITH_ZZZ": "1", "PATH": "/bin"}
+    assert config.unknown_environment(env) == [
+        ("TOOLSMITH_MODEL_TIMEOUT", "TOOLSMITH_MODEL_TIMEOUT_S"),
+        ("TOOLSMITH_ZZZ", None),
+    ]
+    rows = check_environment(env)
+    assert [row.ok for row in rows] == [False, False]
+    assert "did you mean TOOLSMITH_MODEL_TIMEOUT_S?" in rows[0].detail
+    assert "Configuration" in rows[1].detail
+    assert check_environment({"TOOLSMITH_HOME": "/x", "TOOLSMITH_REQUIRE_POSTGRES": "1"}) == []
+
+
+def test_every_toolsmith_variable_the_project_reads_is_known() -> None:
+    """A variable read somewhere but missing from the list would be reported as a typo."""
+    root = Path(config.__file__).resolve().parents[2]
+    files = [
+        *(root / "src").rglob("*.py"),
+        *(root / "tests").rglob("*.py"),
+        *(root / "bench").rglob("*.py"),
+        *(root / "scripts").iterdir(),
+        root / ".ci" / "run",
+    ]
+    named: set[str] = set()
+    for path in files:
+        if path.is_file() and path.name != Path(__file__).name:  # this file names typos on purpose
+            named |= set(re.findall(r"\bTOOLSMITH_[A-Z0-9_]*[A-Z0-9]\b", path.read_text(encoding="utf-8")))
+    assert {"TOOLSMITH_HOME", "TOOLSMITH_MODEL_TIMEOUT_S", "TOOLSMITH_TEST_POSTGRES_URL"} <= named
+    assert named <= config.ENVIRONMENT_VARIABLES, named - config.ENVIRONMENT_VARIABLES

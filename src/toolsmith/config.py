@@ -175,6 +175,32 @@ CONFIG_KEYS: dict[str, frozenset[str] | None] = {
 }
 
 
+# Every TOOLSMITH_* variable the program, its tests or its scripts read. `toolsmith doctor`
+# names any other as a problem, with the nearest known one: a typo'd variable is otherwise
+# ignored without a word. Reading a new one? Add it here (a test scans the sources).
+ENVIRONMENT_VARIABLES = frozenset(
+    {
+        "TOOLSMITH_HOME", "TOOLSMITH_CONFIG", "TOOLSMITH_REVIEW", "TOOLSMITH_PRE_RETRIEVAL",
+        "TOOLSMITH_SANDBOX", "TOOLSMITH_NETWORK", "TOOLSMITH_BWRAP_PATH", "TOOLSMITH_INDEX_URL",
+        "TOOLSMITH_SEARCH_BACKENDS", "TOOLSMITH_LIBRARY_URL", "TOOLSMITH_MCP_TOKEN", "TOOLSMITH_UI_TOKEN",
+        "TOOLSMITH_ALLOW_REAL_MODEL", "TOOLSMITH_BAN_REAL_MODEL", *MODEL_ENV.values(),
+        # the test suite's own
+        "TOOLSMITH_TEST_POSTGRES_URL", "TOOLSMITH_TEST_POSTGRES_PORT", "TOOLSMITH_REQUIRE_POSTGRES",
+        "TOOLSMITH_REQUIRE_BROWSER", "TOOLSMITH_CHROMIUM", "TOOLSMITH_TEST_ARTIFACTS", "TOOLSMITH_TEST_SECRET",
+    }
+)  # fmt: skip
+
+
+def unknown_environment(env: Mapping[str, str]) -> list[tuple[str, str | None]]:
+    """``TOOLSMITH_*`` variables in ``env`` that nothing reads, each with the nearest known name."""
+    prefix = "TOOLSMITH_"
+    known = {name.removeprefix(prefix): name for name in ENVIRONMENT_VARIABLES}
+    unknown = sorted(name for name in env if name.startswith(prefix) and name not in ENVIRONMENT_VARIABLES)
+    # Compared without the shared prefix, which would make every name look close.
+    nearest = (difflib.get_close_matches(name.removeprefix(prefix), known, n=1) for name in unknown)
+    return [(name, known[near[0]] if near else None) for name, near in zip(unknown, nearest, strict=True)]
+
+
 def _from_layers(home: Path, data: dict[str, Any], env: Mapping[str, str]) -> Settings:
     sandbox = _table(data, "sandbox")
     packages = _table(data, "packages")

@@ -8,10 +8,11 @@ when any row reports a problem, so scripts can use it.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +21,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from toolsmith.config import Settings
+from toolsmith.config import Settings, unknown_environment
 from toolsmith.errors import ToolsmithError
 from toolsmith.packages.index import resolve_index_url
 from toolsmith.providers import resolve_provider
@@ -177,8 +178,17 @@ _SEARCH_PROBES: dict[str, Callable[[Settings], Check]] = {
 }
 
 
+def check_environment(env: Mapping[str, str]) -> list[Check]:
+    """A TOOLSMITH_* variable nothing reads is most likely a typo of one that is."""
+    rows = []
+    for name, near in unknown_environment(env):
+        hint = f"did you mean {near}?" if near else "the README's Configuration section lists the ones it reads"
+        rows.append(Check("environment", False, f"{name} is not a toolsmith variable and is ignored; {hint}"))
+    return rows
+
+
 def run_checks(settings: Settings) -> list[Check]:
-    rows: list[Check] = [Check("toolsmith home", True, str(settings.home))]
+    rows: list[Check] = [Check("toolsmith home", True, str(settings.home)), *check_environment(os.environ)]
     for check in (check_provider, check_sandbox, check_uv, check_library, check_search):
         try:
             rows.extend(check(settings))
