@@ -288,3 +288,31 @@ def test_installer_runs_isolated_from_home_and_library(settings: Settings, tmp_p
     # own tmpfs (the mount points' parents), never on the host.
     assert report.read_text().startswith("[False, False, False, ")
     assert settings.db_path.read_text() == "library"
+
+
+@pytest.mark.bwrap
+def test_installers_use_the_bwrap_the_settings_pin(settings: Settings, tmp_path: Path) -> None:
+    """sandbox.bwrap_path names the bwrap for package installs too, not only for runs."""
+    import shutil
+    import stat
+
+    from toolsmith.sandbox.backend import base_python
+    from toolsmith.sandbox.bwrap import find_bwrap, probe
+
+    real = find_bwrap()
+    if real is None or not probe()[0]:
+        pytest.skip("bwrap unavailable")
+    log = tmp_path / "calls.log"
+    log.touch(mode=0o666)
+    log.chmod(0o666)  # the probe may run the wrapper as the sandbox's user
+    wrapper = tmp_path / "bin" / "bwrap-wrapper"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {shutil.which(real) or real} "$@"\n')
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    tmp_path.chmod(0o755)
+    wrapper.parent.chmod(0o755)
+    env = PackageEnv(replace(settings, bwrap_path=str(wrapper)))
+    assert env.isolated
+    marker = "installer-through-the-pinned-bwrap"
+    env._run([str(base_python()), "-I", "-S", "-c", f"print({marker!r})"], what="probe")
+    assert marker in log.read_text()

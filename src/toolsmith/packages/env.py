@@ -340,7 +340,7 @@ class PackageEnv:
     def isolated(self) -> bool:
         """Whether installers run under bwrap (auto: wherever the bwrap backend works)."""
         if self.isolate is None:
-            self.isolate = self.settings.sandbox_backend != "process" and bwrap.probe()[0]
+            self.isolate = self.settings.sandbox_backend != "process" and bwrap.choose(self.settings.bwrap_path)[1]
         return self.isolate
 
     def _run(self, argv: list[str], *, what: str) -> None:
@@ -354,7 +354,11 @@ class PackageEnv:
             # Only this environment and this installer's cache: a source build must not reach
             # the other environments or toolsmith's own caches (the index listing).
             argv, fds = bwrap.installer_argv(
-                argv, env=env, writable=[home, self.path, self._cache(self.tool)], readable=readable
+                argv,
+                env=env,
+                writable=[home, self.path, self._cache(self.tool)],
+                readable=readable,
+                bwrap=bwrap.find_bwrap(self.settings.bwrap_path),  # the one sandbox.bwrap_path names
             )
             env, preexec = {}, bwrap.installer_preexec()
         # A source build runs a package's code: it gets a process, memory and CPU cap, and

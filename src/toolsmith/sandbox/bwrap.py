@@ -222,7 +222,12 @@ def work_args(job: Job, owner: int | None = None) -> list[str]:
 
 
 def installer_argv(
-    argv: Sequence[str], *, env: dict[str, str], writable: Sequence[Path], readable: Sequence[Path] = ()
+    argv: Sequence[str],
+    *,
+    env: dict[str, str],
+    writable: Sequence[Path],
+    readable: Sequence[Path] = (),
+    bwrap: str | None = None,
 ) -> tuple[list[str], list[int]]:
     """bwrap around a package installer: network on, only its env and cache writable.
 
@@ -244,7 +249,7 @@ def installer_argv(
         args += ["--bind", str(path), str(path)]
     args += ["--chdir", str(writable[0]) if writable else "/tmp"]
     prefix, fds = launch_fds(args, deny_unix_sockets=not landlock.available())
-    return [find_bwrap() or "bwrap", *prefix, "--", *argv], fds
+    return [bwrap or find_bwrap() or "bwrap", *prefix, "--", *argv], fds
 
 
 def installer_preexec() -> Callable[[], None] | None:
