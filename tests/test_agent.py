@@ -11,6 +11,7 @@ import pytest
 from agent_helpers import VERIFY, answer_from_tool, create_days_tool, evolve_script, last_tool_result, rig
 from toolsmith import prompts
 from toolsmith.errors import ModelConfigError
+from toolsmith.events import TaskFinished
 from toolsmith.library import Status
 from toolsmith.metatools.create_tool import task_arguments
 from toolsmith.testing import final, reply, tool_call
@@ -310,6 +311,18 @@ def test_token_budget(tmp_path: Path) -> None:
         r.model.add(reply(tool_call("code_interpreter", {"code": "print(1)"})))
         result = r.agent().run_task("anything")
         assert result.status == "budget" and "max tokens 10" in result.answer and result.total_tokens > 10
+
+
+def test_token_budget_holds_when_the_endpoint_reports_no_usage(tmp_path: Path) -> None:
+    with rig(tmp_path, max_tokens=10) as r:
+        r.server.report_usage = False  # as some local servers answer
+        r.model.add(reply(tool_call("code_interpreter", {"code": "print(1)"})))
+        result = r.agent().run_task("anything")
+        assert result.status == "budget" and "max tokens 10" in result.answer
+        assert result.total_tokens > 10 and result.tokens_estimated
+        assert result.to_dict()["tokens"]["estimated"] is True
+        finished = r.of_type("task_finished")[-1]
+        assert isinstance(finished, TaskFinished) and finished.tokens_estimated
 
 
 def test_huge_tool_results_are_capped(tmp_path: Path) -> None:

@@ -430,3 +430,19 @@ def test_ban_switch_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not ban.REAL_MODELS_ALLOWED
     monkeypatch.setenv(ban.ALLOW_ENV, "1")
     ban.check_endpoint_allowed("https://api.openai.com/v1")  # lifted on purpose: no error
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_usage_is_estimated_when_the_endpoint_reports_none(scripted: ScriptedModel, stream: bool) -> None:
+    """Without an estimate, budget.max_tokens could never stop a run on such an endpoint."""
+    scripted.add(ModelReply(content="x" * 400, usage=Usage(1000, 500, 1500)))
+    with ScriptedServer(scripted, report_usage=False) as quiet:
+        usage = chat(quiet, stream=stream).complete(USER, TOOLS).usage
+    assert usage.estimated and usage.completion_tokens == 100  # 400 characters, about 4 per token
+    assert usage.prompt_tokens > 50 and usage.total_tokens == usage.prompt_tokens + 100
+    assert (usage + Usage(1, 1, 2)).estimated  # a sum with an estimate in it is an estimate
+
+
+def test_reported_usage_is_not_marked_estimated(scripted: ScriptedModel, server: ScriptedServer) -> None:
+    scripted.add(ModelReply(content="x", usage=Usage(1000, 500, 1500)))
+    assert chat(server).complete(USER, []).usage == Usage(1000, 500, 1500, estimated=False)

@@ -41,3 +41,26 @@ def test_json_output_carries_progress_events() -> None:
     out = io.StringIO()
     JsonRenderer(out)(PROGRESS)
     assert '"type": "model_progress"' in out.getvalue() and '"chars": 1234' in out.getvalue()
+
+
+def test_estimated_token_counts_are_marked() -> None:
+    from toolsmith.events import ModelUsage, TaskFinished
+
+    def finished(estimated: bool) -> TaskFinished:
+        return TaskFinished(
+            task=0, status="answered", steps=2, model_calls=2, total_tokens=1500, cost=None, wall_s=1.0,
+            outcome="evolved", tokens_estimated=estimated,
+        )  # fmt: skip
+
+    out = io.StringIO()
+    PlainRenderer(out)(finished(True))
+    PlainRenderer(out)(finished(False))
+    estimated, reported = out.getvalue().strip().splitlines()
+    assert "~1,500 tokens" in estimated and "~" not in reported and "1,500 tokens" in reported
+    usage = ModelUsage(
+        task=0, step=1, model="m", prompt_tokens=9, completion_tokens=3, total_tokens=12, cost=None, wall_s=0.1,
+        prompt_chars=36, estimated=True,
+    )  # fmt: skip
+    out = io.StringIO()
+    PlainRenderer(out, verbose=True)(usage)
+    assert "m: ~12 tokens" in out.getvalue()

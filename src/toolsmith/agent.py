@@ -238,6 +238,7 @@ class Agent:
                 cost=u.cost,
                 wall_s=round(time.monotonic() - started, 4),
                 prompt_chars=chars,
+                estimated=u.estimated,
             )
         )
         return reply
@@ -275,6 +276,7 @@ class Agent:
             prompt_tokens=loop.usage.prompt_tokens,
             completion_tokens=loop.usage.completion_tokens,
             total_tokens=loop.usage.total_tokens,
+            tokens_estimated=loop.usage.estimated,
             cost=loop.usage.cost,
             prompt_chars=loop.prompt_chars,
             wall_s=wall,
@@ -290,6 +292,7 @@ class Agent:
                 cost=loop.usage.cost,
                 wall_s=round(wall, 3),
                 outcome=result.outcome,
+                tokens_estimated=loop.usage.estimated,
             )
         )
         return result

@@ -75,6 +75,7 @@ class ModelUsage(Event):
     cost: float | None
     wall_s: float
     prompt_chars: int
+    estimated: bool = False  # the endpoint reported no usage: counted from characters
 
 
 @dataclass(frozen=True)
@@ -163,6 +164,7 @@ class TaskFinished(Event):
     cost: float | None
     wall_s: float
     outcome: str  # evolved | reused | used-tool | answered-without-tool | failed
+    tokens_estimated: bool = False  # some call's usage was estimated from characters
 
 
 EventSink = Callable[[Event], None]

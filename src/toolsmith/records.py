@@ -51,6 +51,7 @@ class TaskResult:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
+    tokens_estimated: bool = False  # an endpoint reported no usage for some call
     cost: float | None = None
     prompt_chars: int = 0
     wall_s: float = 0.0
@@ -102,7 +103,12 @@ class TaskResult:
             "created": self.created,
             "steps": self.steps,
             "model_calls": self.model_calls,
-            "tokens": {"prompt": self.prompt_tokens, "completion": self.completion_tokens, "total": self.total_tokens},
+            "tokens": {
+                "prompt": self.prompt_tokens,
+                "completion": self.completion_tokens,
+                "total": self.total_tokens,
+                "estimated": self.tokens_estimated,
+            },
             "cost": self.cost,
             "prompt_chars": self.prompt_chars,
             "wall_s": round(self.wall_s, 3),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -176,6 +177,21 @@ def test_runs_show_steps_guards_and_created_tools(authed: TestClient) -> None:
     assert "&lt;script&gt;" in words and "<script" not in words
     reuse = next(p for p in pages if "2021-12-31" in p)
     assert "Reused from the library: <a" in reuse and "364" in reuse
+
+
+def test_a_run_page_marks_estimated_token_counts(built: Settings, authed: TestClient) -> None:
+    events = [
+        {"record": "event", "type": "task_started", "task": 0, "text": "quiet endpoint", "session_id": "q"},
+        {"record": "event", "type": "model_usage", "task": 0, "step": 1, "model": "m", "prompt_tokens": 12,
+         "completion_tokens": 3, "total_tokens": 15, "estimated": True},
+    ]  # fmt: skip
+    path = built.trajectories_dir / "20200101T000000Z-quiet.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    try:
+        page = authed.get(f"/runs/{path.name}").text
+    finally:
+        path.unlink()
+    assert "~15 tokens (estimated: the endpoint reported none)" in page and "~12 in / 3 out tokens" in page
 
 
 @pytest.mark.parametrize("run_id", ["..%2Flibrary.db", "library.db", "x.jsonl", ".hidden.jsonl"])

@@ -61,3 +61,20 @@ def test_charts_escape_labels_and_say_when_empty() -> None:
     assert "no data yet" in charts.line_chart("calls", [], [])
     line = charts.line_chart("x", ["a", "b", "c"], [charts.Series("n", [1.0, None, 7.0])])
     assert line.count("<circle") == 2 and ">10<" in line  # a gap for None; the axis rounds 7 up to 10
+
+
+def test_estimated_token_counts_are_marked_on_the_run_page(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path / "20260101T000000Z-abc.jsonl",
+        {"record": "event", "type": "task_started", "task": 0, "text": "t1", "session_id": "abc"},
+        {"record": "event", "type": "model_usage", "task": 0, "step": 1, "total_tokens": 10, "estimated": True},
+        {"record": "event", "type": "model_usage", "task": 0, "step": 2, "total_tokens": 5},
+    )
+    task = runs.read_run(path).tasks[0]
+    assert task.tokens == 15 and task.tokens_estimated
+    plain = _write(
+        tmp_path / "20260101T000001Z-abd.jsonl",
+        {"record": "event", "type": "task_started", "task": 0, "text": "t1", "session_id": "abd"},
+        {"record": "event", "type": "model_usage", "task": 0, "step": 1, "total_tokens": 10},
+    )
+    assert not runs.read_run(plain).tasks[0].tokens_estimated

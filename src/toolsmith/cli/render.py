@@ -78,7 +78,9 @@ class PlainRenderer:
         if isinstance(event, ModelUsage):
             self.tokens += event.total_tokens
             return (
-                f"    model {event.model}: {event.total_tokens} tokens, {event.wall_s:.2f}s" if self.verbose else None
+                f"    model {event.model}: {_about(event.estimated)}{event.total_tokens} tokens, {event.wall_s:.2f}s"
+                if self.verbose
+                else None
             )
         if isinstance(event, ModelProgress):
             return f"    model answering: {progress_text(event)}" if self.verbose else None
@@ -97,7 +99,7 @@ class PlainRenderer:
         if isinstance(event, TaskFinished):
             return (
                 f"  summary: {event.outcome}, {event.model_calls} model calls, {event.steps} steps, "
-                f"{event.total_tokens:,} tokens{_cost(event.cost)}, {event.wall_s:.2f}s"
+                f"{_about(event.tokens_estimated)}{event.total_tokens:,} tokens{_cost(event.cost)}, {event.wall_s:.2f}s"
             )
         return None
 
@@ -219,6 +221,11 @@ def progress_text(event: ModelProgress) -> str:
     if event.tool_calls:
         text += f", {event.tool_calls} tool call{'s' if event.tool_calls != 1 else ''}"
     return f"{text}, {event.chunks:,} chunks in {event.elapsed_s:.1f}s"
+
+
+def _about(estimated: bool) -> str:
+    """'~' before a token count estimated from characters (the endpoint reported none)."""
+    return "~" if estimated else ""
 
 
 def _cost(cost: float | None) -> str:

@@ -1,7 +1,8 @@
 """The model: provider-neutral types and protocol, and the clients that implement it.
 
 * :mod:`~toolsmith.model.types`: :class:`ModelReply`, :class:`ToolCallRequest`,
-  :class:`Usage` and the :class:`Model` protocol (no SDK import);
+  :class:`Usage` (estimated from characters when an endpoint reports none) and the
+  :class:`Model` protocol (no SDK import);
 * :mod:`~toolsmith.model.completion`: a response body or chat completion read into a
   ModelReply, anything else refused as one clear error;
 * :mod:`~toolsmith.model.stream`: a streamed completion assembled, with progress;
@@ -14,6 +15,24 @@
 Importing this package loads no SDK.
 """
 
-from toolsmith.model.types import Model, ModelReply, ToolCallRequest, Usage, compute_cost
+from toolsmith.model.types import (
+    Model,
+    ModelReply,
+    ToolCallRequest,
+    Usage,
+    compute_cost,
+    estimate_tokens,
+    estimate_usage,
+    with_usage_estimated,
+)
 
-__all__ = ["Model", "ModelReply", "ToolCallRequest", "Usage", "compute_cost"]
+__all__ = [
+    "Model",
+    "ModelReply",
+    "ToolCallRequest",
+    "Usage",
+    "compute_cost",
+    "estimate_tokens",
+    "estimate_usage",
+    "with_usage_estimated",
+]

@@ -30,7 +30,7 @@ from toolsmith.model.ban import check_endpoint_allowed
 from toolsmith.model.completion import DETAIL_LIMIT, parse_completion, read_body, redact
 from toolsmith.model.retry import DEFAULT_TIMEOUT_S, RetryPolicy, Stop, parse_retry_after
 from toolsmith.model.stream import StreamProgress, StreamReader
-from toolsmith.model.types import ModelReply
+from toolsmith.model.types import ModelReply, with_usage_estimated
 from toolsmith.providers import LOCAL_PLACEHOLDER_KEY, ProviderConfig
 
 _RETRYABLE = (408, 409, 429)
@@ -131,7 +131,8 @@ class ChatModel:
         while True:
             attempt += 1
             try:
-                return self._attempt(request)
+                # Local servers often report no usage; an estimate keeps budget.max_tokens working.
+                return with_usage_estimated(messages, tools, self._attempt(request))
             except _Transient as failure:
                 self._before_retry(attempt, started, failure)
 

@@ -6,19 +6,26 @@ test doubles can use these types without loading one.
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
 class Usage:
-    """Tokens of one or more model calls, and their cost when a price is known."""
+    """Tokens of one or more model calls, and their cost when a price is known.
+
+    ``estimated`` is set when an endpoint reported no usage and the counts were estimated
+    from characters (:func:`estimate_usage`), so a token budget still holds.
+    """
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
     cost: float | None = None
+    estimated: bool = False
 
     def __add__(self, other: Usage) -> Usage:
         if not isinstance(other, Usage):
@@ -31,6 +38,7 @@ class Usage:
             self.completion_tokens + other.completion_tokens,
             self.total_tokens + other.total_tokens,
             cost,
+            self.estimated or other.estimated,
         )
 
     def __radd__(self, other: object) -> Usage:
@@ -79,6 +87,32 @@ class ModelReply:
         elif self.content is None:
             message["content"] = ""  # several local servers refuse a null content here
         return message
+
+
+def estimate_tokens(value: Any) -> int:
+    """About four characters per token, the usual rule of thumb for English and JSON."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return math.ceil(len(text) / 4)
+
+
+def estimate_usage(
+    messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], reply: ModelReply
+) -> Usage:
+    """The usage of one call whose endpoint reported none, estimated from what went each way."""
+    prompt = estimate_tokens(list(messages)) + (estimate_tokens(list(tools)) if tools else 0)
+    completion = estimate_tokens(reply.content or "") + sum(
+        estimate_tokens(call.name) + estimate_tokens(call.arguments) for call in reply.tool_calls
+    )
+    return Usage(prompt, completion, prompt + completion, reply.usage.cost, estimated=True)
+
+
+def with_usage_estimated(
+    messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], reply: ModelReply
+) -> ModelReply:
+    """``reply`` as it is when its usage was reported, else with an estimate."""
+    if reply.usage.total_tokens > 0:
+        return reply
+    return replace(reply, usage=estimate_usage(messages, tools, reply))
 
 
 @runtime_checkable

@@ -10,10 +10,10 @@
   :func:`last_user_text` build scripts and read transcripts.
 """
 
+from toolsmith.model import estimate_tokens  # the rule ScriptedModel counts tokens by
 from toolsmith.testing.scripted import (
     ScriptedModel,
     ScriptItem,
-    estimate_tokens,
     final,
     last_tool_result,
     last_user_text,

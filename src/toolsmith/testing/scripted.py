@@ -13,14 +13,13 @@ from __future__ import annotations
 import copy
 import itertools
 import json
-import math
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from toolsmith.errors import ModelError, ModelResponseError
-from toolsmith.model import ModelReply, ToolCallRequest, Usage
+from toolsmith.model import ModelReply, ToolCallRequest, Usage, estimate_usage
 
 Messages = list[dict[str, Any]]
 ScriptItem = ModelReply | Callable[[Messages, Messages], ModelReply]
@@ -78,18 +77,9 @@ class ScriptedModel:
     def _with_usage(self, reply: ModelReply, sent: tuple[Messages, Messages]) -> ModelReply:
         usage = reply.usage
         if usage == Usage():
-            prompt = estimate_tokens(sent[0]) + (estimate_tokens(sent[1]) if sent[1] else 0)
-            completion = estimate_tokens(reply.content or "") + sum(
-                estimate_tokens(c.name) + estimate_tokens(c.arguments) for c in reply.tool_calls
-            )
-            usage = Usage(prompt, completion, prompt + completion)
+            # Served as the usage a real endpoint reports, so it is not marked estimated.
+            usage = replace(estimate_usage(sent[0], sent[1], reply), estimated=False)
         return replace(reply, usage=usage, model=reply.model or self.name)
-
-
-def estimate_tokens(value: Any) -> int:
-    """About four characters per token, the usual rule of thumb for English and JSON."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return math.ceil(len(text) / 4)
 
 
 def _summary(messages: Messages) -> str:

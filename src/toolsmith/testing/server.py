@@ -175,9 +175,11 @@ class ScriptedServer:
         strict: bool = False,
         streaming: str = "sse",
         chunk_chars: int = 16,
+        report_usage: bool = True,
     ) -> None:
         """``streaming``: ``sse`` streams when asked, ``refuse`` answers a streamed request with
-        HTTP 400, ``ignore`` answers it with a plain completion (both as some servers do)."""
+        HTTP 400, ``ignore`` answers it with a plain completion (both as some servers do).
+        ``report_usage=False`` leaves token usage out of every answer, as some local servers do."""
         if not is_loopback_url(f"http://{_bracket(host)}/"):
             raise ConfigError(f"ScriptedServer only listens on loopback; got host {host!r}.", setting="host")
         if streaming not in STREAM_MODES:
@@ -188,6 +190,7 @@ class ScriptedServer:
         self.strict = strict
         self.streaming = streaming
         self.chunk_chars = max(1, chunk_chars)
+        self.report_usage = report_usage
         self.host = host
         self._port = port
         self._lock = threading.Lock()
@@ -316,10 +319,13 @@ class ScriptedServer:
             number = self.request_count
         if streamed:
             options = body.get("stream_options")
-            usage = isinstance(options, dict) and bool(options.get("include_usage"))
+            usage = self.report_usage and isinstance(options, dict) and bool(options.get("include_usage"))
             model = str(body.get("model", ""))
             return 200, stream_chunks(result, request_model=model, number=number, usage=usage, size=self.chunk_chars)
-        return 200, completion_payload(result, request_model=str(body.get("model", "")), number=number)
+        payload = completion_payload(result, request_model=str(body.get("model", "")), number=number)
+        if not self.report_usage:
+            del payload["usage"]
+        return 200, payload
 
     def models_payload(self) -> dict[str, Any]:
         model = {"id": self.model.name, "object": "model", "created": 0, "owned_by": "toolsmith"}

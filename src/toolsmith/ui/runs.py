@@ -97,6 +97,11 @@ class RunTask:
         return sum(int(s.model.get("total_tokens") or 0) for s in self.steps.values() if s.model)
 
     @property
+    def tokens_estimated(self) -> bool:
+        """Whether some call's count was estimated from characters (the endpoint sent none)."""
+        return any(bool(s.model.get("estimated")) for s in self.steps.values() if s.model)
+
+    @property
     def cost(self) -> float | None:
         costs = [_float(s.model.get("cost")) for s in self.steps.values() if s.model]
         known = [c for c in costs if c is not None]
