@@ -60,13 +60,20 @@ def processes_with(tag: str) -> list[int]:
 
 
 # Forks as fast as it can for two seconds; a limit that holds makes fork() fail, not the run.
-FORK_BOMB = textwrap.dedent("""
+# Each process says once when a fork is refused: proof, from inside, that the bomb reached
+# a limit. Sampling the host's process table can miss the peak on a loaded machine.
+FORK_REFUSED = "fork refused at the process cap"
+FORK_BOMB = textwrap.dedent(f"""
     import time
     start = time.monotonic()
+    refused = False
     while time.monotonic() - start < 2:
         try:
             os.fork()
         except OSError:
+            if not refused:
+                refused = True
+                print({FORK_REFUSED!r}, flush=True)
             time.sleep(0.01)
     os._exit(0)
 """)
