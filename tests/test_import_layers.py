@@ -72,3 +72,17 @@ def verdict(stdout: str, name: str) -> str:
         return "BROKEN"
     assert kept != -1, stdout
     return "KEPT"
+
+
+def test_every_module_has_a_place_in_the_layers() -> None:
+    """A module the layers contract does not name is checked by no layer rule at all."""
+    import re
+
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    layers = re.search(r'id = "layers".*?layers = \[(.*?)\]', text, re.S)
+    assert layers is not None, "the layers contract is in pyproject.toml"
+    named = set(re.findall(r"\w+", layers.group(1)))
+    package = ROOT / "src" / "toolsmith"
+    modules = {p.stem for p in package.glob("*.py") if p.stem != "__init__"}
+    modules |= {p.name for p in package.iterdir() if (p / "__init__.py").is_file()}
+    assert modules - named == set(), "add these to the layers contract in pyproject.toml"
