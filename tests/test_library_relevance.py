@@ -78,6 +78,10 @@ def test_a_command_verb_is_the_task_action() -> None:
     assert QueryUnits.of("who wrote the book with ISBN 9780131103627").action == stem("wrote")
     # "A" after punctuation is not an article
     assert QueryUnits.of("records (A, MX) of a domain").action is None
+    # a determiner that opens a time phrase follows a noun, not a verb
+    assert QueryUnits.of("weather this weekend in Paris").action is None
+    assert QueryUnits.of("holidays this year in Germany").action is None
+    assert QueryUnits.of("sunrise the day after tomorrow").action is None
 
 
 def test_a_tools_actions_are_its_verbs() -> None:
@@ -139,6 +143,7 @@ def test_search_returns_nothing_below_the_floor(lib: ToolLibrary) -> None:
     assert lib.search("translate klingon poetry into elvish") == []
     assert lib.search("which restaurant serves the best book club dinner") == []
     assert lib.search("book a flight to Tokyo") == []
+    assert [h.tool.name for h in lib.search("holidays this year in Germany")] == ["get_public_holidays"]
 
 
 def test_search_keeps_real_matches_and_reports_their_coverage(lib: ToolLibrary) -> None:

@@ -23,7 +23,8 @@ Four rules keep coverage fair to parameterised tools:
   covers "translate" and "holidays" covers "holiday".
 
 Verbs are told from nouns by one cue, the word that follows: English commands put a
-noun phrase right after the verb. It misses verbs that share a sense with a tool's
+noun phrase right after the verb ("book a table"), unless the determiner opens a time
+phrase ("weather this weekend"). It misses verbs that share a sense with a tool's
 ("order a pizza" still meets a tool that orders lists); ``bench/relevance_heldout.py``
 prints such cases.
 """
@@ -98,13 +99,17 @@ _DETERMINERS = frozenset(
     {"a", "an", "the", "this", "that", "these", "those", "some", "my", "your", "our", "his", "her", "its"}
     | {"their", "me", "us", "him", "them"}
 )
-# A word with the next one, spaces only between: "records (A, MX)" has no article.
-_WORD_PAIR = re.compile(r"(?=\b([^\W_]+) +([^\W_]+))")
+# A word with the next two, spaces only between: "records (A, MX)" has no article.
+_WORD_RUN = re.compile(r"(?=\b([^\W_]+) +([^\W_]+)(?: +([^\W_]+))?)")
+# What a determiner opens when it starts a time phrase, not an object: "weather this weekend".
+_TIME_NOUNS = _TIME_WORDS | {"day", "days", "night", "hour", "hours", "time", "weeks", "months", "years"}
 
 
 def _before_noun_phrase(text: str) -> Iterator[str]:
     """The words of ``text`` (lower-cased) that a noun phrase follows: its likely verbs."""
-    return (word for word, after in _WORD_PAIR.findall(text.lower()) if after in _DETERMINERS)
+    for word, determiner, head in _WORD_RUN.findall(text.lower()):
+        if determiner in _DETERMINERS and head not in _TIME_NOUNS:
+            yield word
 
 
 @dataclass(frozen=True)
