@@ -60,6 +60,7 @@ TASKS: tuple[tuple[str, str | None], ...] = (
     ("make a table from this data", "render_table"),
     ("weather forecast for Berlin tomorrow", "get_weather"),
     ("weather this weekend in Berlin", "get_weather"),
+    ("I'm planning a trip to Japan. What's the weather in Tokyo tomorrow?", "get_weather"),
     ("get the stock price of AAPL", "stock_price"),
     ("sort this list of file names in natural order", "natural_sort"),
     ("order these file names naturally", "natural_sort"),

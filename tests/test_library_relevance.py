@@ -34,6 +34,9 @@ def test_values_are_optional_and_intent_is_not() -> None:
     # quoted text is a value, the verb around it is intent
     units = QueryUnits.of("translate 'good morning' into French")
     assert [set(u) for u in units.intent] == [{stem("translate")}]
+    # the apostrophes of contractions are not quotes
+    units = QueryUnits.of("I'm going to Japan. What's the weather in Tokyo?")
+    assert stem("weather") in {next(iter(u)) for u in units.intent}
 
 
 def test_coverage_of_a_matching_tool_ignores_missing_values() -> None:
@@ -82,6 +85,10 @@ def test_a_command_verb_is_the_task_action() -> None:
     assert QueryUnits.of("weather this weekend in Paris").action is None
     assert QueryUnits.of("holidays this year in Germany").action is None
     assert QueryUnits.of("sunrise the day after tomorrow").action is None
+    # a statement, not a command: what happened is not what to do
+    assert QueryUnits.of("I'm planning a trip to Japan. What's the weather in Tokyo?").action is None
+    assert QueryUnits.of("I booked a room; sunrise time in Paris?").action is None
+    assert QueryUnits.of("embed the font").action == stem("embed")
 
 
 def test_a_tools_actions_are_its_verbs() -> None:

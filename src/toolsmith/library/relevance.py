@@ -44,7 +44,7 @@ DEFAULT_FLOOR = 0.3
 
 _CJK_RUN = re.compile(f"[{CJK_RANGES}]+")
 _VALUE = re.compile(
-    r"'[^']*'|\"[^\"]*\"|“[^”]*”"  # quoted text
+    r"(?<!\w)'[^']*'(?!\w)|\"[^\"]*\"|“[^”]*”"  # quoted text, not the apostrophes of "I'm ... what's"
     r"|\S*[/.:@]\S*\w"  # URLs, paths, domains, repos, e-mail addresses, dotted numbers
     r"|(?<=\w[ ,;])[A-Z][\w.-]*"  # a capitalised word that does not start the sentence
     r"|\b[A-Z]{2,}[\w.]*"  # acronyms and tickers
@@ -145,8 +145,14 @@ class QueryUnits:
 
 
 def _command_verb(query: str, intent_terms: set[str]) -> str | None:
-    """The task's verb: its first intent word, when a noun phrase follows it directly."""
+    """The task's verb: its first intent word, when a noun phrase follows it directly.
+
+    A command's verb is in its base form; "I'm planning a trip" or "I booked a room" tells
+    what happened, not what to do, so ``-ing`` and ``-ed`` forms are not taken.
+    """
     first = next((term for term in query_terms(query) if term in intent_terms), None)
+    if first is None or (len(first) > 5 and first.endswith(("ing", "ed"))):
+        return None
     return first if first in set(_before_noun_phrase(query)) else None
 
 
