@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from toolsmith.library import Provenance, ToolLibrary, ToolSpec
@@ -95,25 +96,27 @@ def build(directory: Path) -> ToolLibrary:
     return library
 
 
-def figures(library: ToolLibrary, floor: float) -> dict[str, object]:
-    """Top-1 and R@3 over the served tasks, and which unserved tasks found nothing."""
+@dataclass(frozen=True)
+class Figures:
+    """Top-1 and R@3 over the served tasks; the unserved tasks that found a tool, and what."""
+
+    top1: int
+    recall: int
+    served: int
+    unserved: int
+    wrong: dict[str, list[str]]
+
+
+def figures(library: ToolLibrary, floor: float) -> Figures:
     served = [(t, e) for t, e in TASKS if e is not None]
-    unserved = [t for t, e in TASKS if e is None]
     top1 = recall = 0
     for task, expected in served:
         names = [h.tool.name for h in library.search(task, limit=3, floor=floor)]
         top1 += bool(names) and names[0] == expected
         recall += expected in names
-    wrong = {t: [h.tool.name for h in library.search(t, limit=3, floor=floor)] for t in unserved}
-    wrong = {t: names for t, names in wrong.items() if names}
-    return {
-        "top1": top1,
-        "recall": recall,
-        "served": len(served),
-        "empty": len(unserved) - len(wrong),
-        "unserved": len(unserved),
-        "wrong": wrong,
-    }
+    unserved = [t for t, e in TASKS if e is None]
+    found = {t: [h.tool.name for h in library.search(t, limit=3, floor=floor)] for t in unserved}
+    return Figures(top1, recall, len(served), len(unserved), {t: names for t, names in found.items() if names})
 
 
 def report() -> None:
@@ -124,12 +127,10 @@ def report() -> None:
         for label, floor in (("BM25 alone", 0.0), (f"floor {DEFAULT_FLOOR:g}", DEFAULT_FLOOR)):
             f = figures(library, floor)
             print(
-                f"held-out, {label}: top-1 {f['top1']}/{f['served']}, R@3 {f['recall']}/{f['served']}, "
-                f"out-of-scope with no hit {f['empty']}/{f['unserved']}"
+                f"held-out, {label}: top-1 {f.top1}/{f.served}, R@3 {f.recall}/{f.served}, "
+                f"out-of-scope with no hit {f.unserved - len(f.wrong)}/{f.unserved}"
             )
-            wrong = f["wrong"]
-            assert isinstance(wrong, dict)
-            for task, names in wrong.items():
+            for task, names in f.wrong.items():
                 print(f"    {task!r} -> {', '.join(names)}")
         library.close()
 
