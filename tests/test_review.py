@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from runner_helpers import ScriptedRunner
 from toolsmith import review as rv
 from toolsmith.errors import InstallError, ReviewError, ToolNotFoundError
 from toolsmith.library import Provenance, Requirement, Status, ToolLibrary, ToolSpec
@@ -171,32 +171,14 @@ def test_gate_checks_normalised() -> None:
 # --- health checks ---------------------------------------------------------------------
 
 
-class Runner:
-    def __init__(self, *results: ToolCallResult) -> None:
-        self.results = list(results)
-        self.calls: list[tuple[str, dict[str, Any], tuple[Requirement, ...]]] = []
-
-    def call_tool(
-        self,
-        code: str,
-        args: dict[str, Any],
-        *,
-        requirements: Sequence[Requirement] = (),
-        network: bool | None = None,
-        timeout_s: float | None = None,
-    ) -> ToolCallResult:
-        self.calls.append((code, args, tuple(requirements)))
-        return self.results.pop(0)
-
-
 def test_health_check_records_outcomes_and_never_quarantines_on_its_own(lib: ToolLibrary) -> None:
     tool = lib.get("shout")
-    runner = Runner(
+    runner = ScriptedRunner(
         ToolCallResult(ok=True, value={"upper": "HI"}),
         *[ToolCallResult(ok=False, error="boom", error_type=FailureKind.EXCEPTION)] * 4,
     )
     ok = rv.health_check(tool, library=lib, runner=runner, actor="user:t")
-    assert ok.ok and ok.value == {"upper": "HI"} and runner.calls[0][1] == {"text": "hi"}
+    assert ok.ok and ok.value == {"upper": "HI"} and runner.calls[0].args == {"text": "hi"}
     for _ in range(4):  # more than quarantine_after failures in a row
         bad = rv.health_check(tool, library=lib, runner=runner, actor="user:t")
     assert not bad.ok and bad.error == "boom" and not bad.quarantined
@@ -206,7 +188,7 @@ def test_health_check_records_outcomes_and_never_quarantines_on_its_own(lib: Too
 
 
 def test_health_check_quarantine_failing(lib: ToolLibrary) -> None:
-    runner = Runner(ToolCallResult(ok=True, value={}), ToolCallResult(ok=False, error="still empty"))
+    runner = ScriptedRunner(ToolCallResult(ok=True, value={}), ToolCallResult(ok=False, error="still empty"))
     empty = rv.health_check(lib.get("shout"), library=lib, runner=runner, actor="user:t", quarantine_failing=True)
     assert (empty.ok, empty.error_type, empty.quarantined) == (False, FailureKind.EMPTY, True)
     assert empty.tool.status is Status.QUARANTINED
@@ -216,7 +198,7 @@ def test_health_check_quarantine_failing(lib: ToolLibrary) -> None:
     # A pending version that fails is reported, not quarantined: nothing of it is served.
     pending = rv.health_check(lib.get("shout", 2), library=lib, runner=runner, actor="user:t", quarantine_failing=True)
     assert not pending.ok and not pending.quarantined and pending.tool.status is Status.PENDING
-    assert runner.calls[1][2] == V2.requirements  # the pins go to the sandbox
+    assert runner.calls[1].requirements == V2.requirements  # the pins go to the sandbox
 
 
 # --- sync ------------------------------------------------------------------------------
@@ -283,7 +265,7 @@ def test_sync_pins_with_nothing_pinned(tmp_path: Path) -> None:
 
 
 def test_install_failures_are_not_quarantined(lib: ToolLibrary) -> None:
-    runner = Runner(
+    runner = ScriptedRunner(
         ToolCallResult(
             ok=False, error="the tool's packages could not be installed: offline", error_type=FailureKind.INSTALL
         )

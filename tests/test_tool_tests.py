@@ -11,6 +11,7 @@ import pytest
 
 from agent_helpers import DAYS_CODE, DAYS_PARAMS, VERIFY, create_days_tool, evolve_script, rig
 from library_backends import BACKENDS, library_target
+from runner_helpers import ScriptedRunner
 from toolsmith import review as rv
 from toolsmith import tooltests
 from toolsmith.gate import Gate
@@ -93,24 +94,16 @@ def test_the_gate_runs_every_case(tmp_path: Path) -> None:
         assert misfit.failed == "tests" and "do not fit" in (misfit.reason or "")
 
 
-class Runner:
-    def __init__(self, *values: Any) -> None:
-        self.values = list(values)
-
-    def call_tool(self, code: str, args: dict[str, Any], **_: Any) -> Any:
-        from toolsmith.sandbox.result import ToolCallResult
-
-        return ToolCallResult(ok=True, value=self.values.pop(0))
-
-
 def test_tools_test_reruns_the_cases(tmp_path: Path) -> None:
     with ToolLibrary(tmp_path / "lib.db") as library:
         tool = library.add(days_spec(), provenance=Provenance(), gate={})
         good = rv.health_check(
-            tool, library=library, runner=Runner({"days": 60}, {"days": 364}, {"days": 60}), actor="t"
+            tool, library=library, runner=ScriptedRunner.returning({"days": 60}, {"days": 364}, {"days": 60}), actor="t"
         )
         assert good.ok
-        bad = rv.health_check(tool, library=library, runner=Runner({"days": 60}, {"days": 999}), actor="t")
+        bad = rv.health_check(
+            tool, library=library, runner=ScriptedRunner.returning({"days": 60}, {"days": 999}), actor="t"
+        )
         assert not bad.ok and bad.error_type is FailureKind.WRONG_VALUE
         assert bad.error == 'test case 1: expected {"days": 364}, got {"days": 999}'
 

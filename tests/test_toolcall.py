@@ -8,16 +8,17 @@ test_tools_health_cli.py).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agent_helpers import DAYS_CODE, DAYS_PARAMS, evolve_script, make_settings, rig
+from runner_helpers import ScriptedRunner
 from toolsmith.context import WebAccess
 from toolsmith.gate import Gate
-from toolsmith.library import Provenance, Requirement, Status, ToolLibrary, ToolSpec
+from toolsmith.library import Provenance, Status, ToolLibrary, ToolSpec
 from toolsmith.runtime import Sandbox
 from toolsmith.sandbox import Blame, FailureKind, ToolCallResult
 from toolsmith.sandbox.bwrap import BwrapBackend
@@ -39,26 +40,6 @@ def broken_bwrap(tmp_path: Path) -> BwrapBackend:
     script.write_text('#!/bin/sh\necho "bwrap: setting up uid map: Permission denied" >&2\nexit 1\n')
     script.chmod(0o755)
     return BwrapBackend(str(script))
-
-
-class Scripted:
-    """A runner that returns prepared results and records what it was asked."""
-
-    def __init__(self, *results: ToolCallResult) -> None:
-        self.results = list(results)
-        self.calls: list[dict[str, Any]] = []
-
-    def call_tool(
-        self,
-        code: str,
-        args: dict[str, Any],
-        *,
-        requirements: Sequence[Requirement] = (),
-        network: bool | None = None,
-        timeout_s: float | None = None,
-    ) -> ToolCallResult:
-        self.calls.append(args)
-        return self.results.pop(0)
 
 
 @pytest.fixture
@@ -99,7 +80,7 @@ def test_arguments_are_coerced_in_a_copy_and_checked_strictly() -> None:
 
 
 def test_bad_arguments_never_run_and_never_touch_health(lib: ToolLibrary) -> None:
-    runner = Scripted()
+    runner = ScriptedRunner()
     for _ in range(3):
         result = call(lib, runner, {"start": "2020-01-01", "end": "2020-03-01", "verbose": True})
         assert result.outcome.error_type is FailureKind.BAD_ARGUMENTS and not result.recorded
@@ -113,7 +94,7 @@ def test_bad_arguments_never_run_and_never_touch_health(lib: ToolLibrary) -> Non
 
 def test_the_tools_own_failures_count_and_quarantine_in_one_step(lib: ToolLibrary) -> None:
     boom = ToolCallResult(ok=False, error="run() raised ValueError: x", error_type=FailureKind.EXCEPTION)
-    runner = Scripted(ToolCallResult(ok=True, value={"days": 60}), boom, boom)
+    runner = ScriptedRunner(ToolCallResult(ok=True, value={"days": 60}), boom, boom)
     first = call(lib, runner, {"start": "2020-01-01", "end": "2020-03-01"})
     assert first.outcome.ok and first.payload()["result"] == {"days": 60} and first.recorded
     call(lib, runner, {"start": "2020-01-01", "end": "2020-03-01"})
@@ -126,7 +107,7 @@ def test_the_tools_own_failures_count_and_quarantine_in_one_step(lib: ToolLibrar
 
 @pytest.mark.parametrize("kind", [FailureKind.SANDBOX, FailureKind.INSTALL])
 def test_machine_failures_are_neither_recorded_nor_quarantined(lib: ToolLibrary, kind: FailureKind) -> None:
-    runner = Scripted(*[ToolCallResult(ok=False, error="machine", error_type=kind)] * 3)
+    runner = ScriptedRunner(*[ToolCallResult(ok=False, error="machine", error_type=kind)] * 3)
     for _ in range(3):
         result = call(lib, runner, {"start": "2020-01-01", "end": "2020-03-01"}, quarantine_after=1)
         assert not result.quarantined and not result.recorded

@@ -1,0 +1,42 @@
+"""A stand-in for the sandbox's tool runner: prepared results, and a record of each call."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from toolsmith.packages.requirement import Requirement
+from toolsmith.sandbox import ToolCallResult
+
+
+@dataclass(frozen=True)
+class RunnerCall:
+    code: str
+    args: dict[str, Any]
+    requirements: tuple[Requirement, ...]
+
+
+class ScriptedRunner:
+    """Implements :class:`toolsmith.runtime.ToolRunner`; each call takes the next result."""
+
+    def __init__(self, *results: ToolCallResult) -> None:
+        self.results = list(results)
+        self.calls: list[RunnerCall] = []
+
+    @classmethod
+    def returning(cls, *values: Any) -> ScriptedRunner:
+        """A runner whose calls succeed with these values, in order."""
+        return cls(*(ToolCallResult(ok=True, value=value) for value in values))
+
+    def call_tool(
+        self,
+        code: str,
+        args: dict[str, Any],
+        *,
+        requirements: Sequence[Requirement] = (),
+        network: bool | None = None,
+        timeout_s: float | None = None,
+    ) -> ToolCallResult:
+        self.calls.append(RunnerCall(code, args, tuple(requirements)))
+        return self.results.pop(0)
