@@ -17,6 +17,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
+from toolsmith.library import ToolSpec
+
 URL_ENV = "TOOLSMITH_TEST_POSTGRES_URL"
 TEST_DATABASE = "toolsmith_tests"
 
@@ -77,3 +79,14 @@ def library_target(kind: str, tmp_path: Path) -> Iterator[str]:
         return
     with postgres_schema() as url:
         yield url
+
+
+def returning_spec(name: str, description: str, keywords: tuple[str, ...] = ()) -> ToolSpec:
+    """A minimal tool that returns its own description: enough to fill a library in tests."""
+    return ToolSpec(
+        name=name,
+        description=description,
+        parameters={"type": "object", "properties": {}},
+        code=f"def run():\n    return {description!r}\n",
+        keywords=keywords,
+    )

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from toolsmith.library import Provenance, Status, ToolLibrary, ToolSpec
+from library_backends import returning_spec
+from toolsmith.library import Provenance, Status, ToolLibrary
 from toolsmith.library.migrations import MIGRATIONS
 
 pytestmark = pytest.mark.slow  # whole processes per test: the full suite runs these, scripts/test --fast skips them
@@ -20,22 +21,17 @@ WORKERS = 8
 ROUNDS = 6
 
 
-def _spec(name: str, description: str) -> ToolSpec:
-    return ToolSpec(
-        name=name,
-        description=description,
-        parameters={"type": "object", "properties": {}},
-        code=f"def run():\n    return {description!r}\n",
-    )
-
-
 def _worker(path: str, worker: int, barrier: multiprocessing.synchronize.Barrier) -> None:
     barrier.wait(timeout=60)  # every process opens the brand-new file at the same moment
     with ToolLibrary(Path(path)) as library:
-        counter = library.add(_spec("counter_tool", "shared counter"), provenance=Provenance(), gate={})
+        counter = library.add(returning_spec("counter_tool", "shared counter"), provenance=Provenance(), gate={})
         for i in range(ROUNDS):
-            library.add(_spec(f"w{worker}_tool_{i}", f"worker {worker} tool {i}"), provenance=Provenance(), gate={})
-            library.add(_spec("shared_tool", f"shared by {worker} round {i}"), provenance=Provenance(), gate={})
+            library.add(
+                returning_spec(f"w{worker}_tool_{i}", f"worker {worker} tool {i}"), provenance=Provenance(), gate={}
+            )
+            library.add(
+                returning_spec("shared_tool", f"shared by {worker} round {i}"), provenance=Provenance(), gate={}
+            )
             library.record_call("counter_tool", counter.version, ok=True, latency_ms=1.0)
             hits = library.search(f"worker {worker} tool shared", limit=5)
             assert hits, "search found nothing"
@@ -95,7 +91,7 @@ def _crashing_writer(path: str, point: str) -> None:
     elif point == "while-quarantining":
         search.unindex = _die  # type: ignore[assignment]
         library.set_status("days_between", 1, Status.QUARANTINED, reason="x", actor="t")
-    library.add(_spec("days_between", "version two"), provenance=Provenance(), gate={})
+    library.add(returning_spec("days_between", "version two"), provenance=Provenance(), gate={})
     os._exit(3)  # not reached when the hook fired
 
 
@@ -105,7 +101,7 @@ def _crashing_writer(path: str, point: str) -> None:
 def test_killed_writer_leaves_old_state(tmp_path: Path, point: str) -> None:
     path = tmp_path / "library.db"
     with ToolLibrary(path) as library:
-        v1 = library.add(_spec("days_between", "version one"), provenance=Provenance(), gate={})
+        v1 = library.add(returning_spec("days_between", "version one"), provenance=Provenance(), gate={})
         library.record_call("days_between", 1, ok=True, latency_ms=5)
 
     proc = multiprocessing.get_context("spawn").Process(target=_crashing_writer, args=(str(path), point))
@@ -119,7 +115,7 @@ def test_killed_writer_leaves_old_state(tmp_path: Path, point: str) -> None:
         assert library.get("days_between").stats.calls == 1
         assert [h.tool.ref for h in library.search("version one")] == ["days_between@1"]
         assert [e.action for e in library.audit_log("days_between")] == ["add"]
-        assert library.add(_spec("days_between", "version two"), provenance=Provenance(), gate={}).version == 2
+        assert library.add(returning_spec("days_between", "version two"), provenance=Provenance(), gate={}).version == 2
     conn = sqlite3.connect(str(path))
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert conn.execute("SELECT COUNT(*) FROM versions").fetchone()[0] == 2

@@ -10,19 +10,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
-from library_backends import BACKENDS, library_target
+from library_backends import BACKENDS, library_target, returning_spec
 from toolsmith.cli import app
 from toolsmith.library import Provenance, Status, ToolLibrary, ToolSpec
 
 
 def _spec(name: str, description: str) -> ToolSpec:
-    return ToolSpec(
-        name=name,
-        description=description,
-        parameters={"type": "object", "properties": {}},
-        code=f"def run():\n    return {description!r}\n",
-        keywords=("moving",),
-    )
+    return returning_spec(name, description, keywords=("moving",))
 
 
 def toolsmith(*args: str, url: str | None = None) -> Result:

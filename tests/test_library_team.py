@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from library_backends import BACKENDS, library_target
+from library_backends import BACKENDS, library_target, returning_spec
 from toolsmith.config import Settings
 from toolsmith.library import Provenance, Requirement, Status, ToolLibrary, ToolSpec
 
@@ -21,13 +21,7 @@ ROUNDS = 5
 
 
 def _spec(name: str, description: str) -> ToolSpec:
-    return ToolSpec(
-        name=name,
-        description=description,
-        parameters={"type": "object", "properties": {}},
-        code=f"def run():\n    return {description!r}\n",
-        keywords=("team",),
-    )
+    return returning_spec(name, description, keywords=("team",))
 
 
 def _member(url: str, home: str, worker: int, barrier: multiprocessing.synchronize.Barrier) -> None:
