@@ -130,7 +130,7 @@ class QueryUnits:
     def of(cls, query: str) -> QueryUnits:
         value_words = {tok for match in _VALUE.finditer(query) for tok in tokens(match.group())}
         terms = [t for t in query_terms(_CJK_RUN.sub(" ", query)) if t not in _TIME_WORDS]
-        verb = _command_verb(query, {t for t in terms if t not in value_words})
+        verb = _command_verb(query, [t for t in terms if t not in value_words])
         intent: list[frozenset[str]] = []
         values: list[frozenset[str]] = []
         for term in terms:
@@ -144,16 +144,18 @@ class QueryUnits:
         return cls(tuple(intent), tuple(values), stem(verb) if verb else None)
 
 
-def _command_verb(query: str, intent_terms: set[str]) -> str | None:
+def _command_verb(query: str, intent_terms: list[str]) -> str | None:
     """The task's verb: its first intent word, when a noun phrase follows it directly.
 
     A command's verb is in its base form; "I'm planning a trip" or "I booked a room" tells
     what happened, not what to do, so ``-ing`` and ``-ed`` forms are not taken.
     """
-    first = next((term for term in query_terms(query) if term in intent_terms), None)
-    if first is None or (len(first) > 5 and first.endswith(("ing", "ed"))):
+    if not intent_terms:
         return None
-    return first if first in set(_before_noun_phrase(query)) else None
+    first = intent_terms[0]
+    if len(first) > 5 and first.endswith(("ing", "ed")):
+        return None
+    return first if first in _before_noun_phrase(query) else None
 
 
 @dataclass(frozen=True)
@@ -176,7 +178,6 @@ def tool_forms(name: str, keywords: Iterable[str], description: str) -> ToolForm
     a noun phrase follows ("Parse and validate a phone number"). A description's first word
     is not enough: "Book details for an ISBN" opens with a noun.
     """
-    keywords = tuple(keywords)
     actions = {stem(tok) for tok in tokens(name)[:1]}
     # query_terms() drops stop words: "for a domain" does not make "for" an action
     actions.update(stem(word) for word in _before_noun_phrase(description) if query_terms(word))
