@@ -15,10 +15,11 @@ class RunnerCall:
     code: str
     args: dict[str, Any]
     requirements: tuple[Requirement, ...]
+    warm: bool = False
 
 
 class ScriptedRunner:
-    """Implements :class:`toolsmith.sandbox.ToolRunner`; each call takes the next result."""
+    """Implements :class:`toolsmith.sandbox.ToolRunner` whole (warm calls too); each call takes the next result."""
 
     def __init__(self, *results: ToolCallResult) -> None:
         self.results = list(results)
@@ -37,6 +38,7 @@ class ScriptedRunner:
         requirements: Sequence[Requirement] = (),
         network: bool | None = None,
         timeout_s: float | None = None,
+        warm: bool = False,
     ) -> ToolCallResult:
-        self.calls.append(RunnerCall(code, args, tuple(requirements)))
+        self.calls.append(RunnerCall(code, args, tuple(requirements), warm))
         return self.results.pop(0)

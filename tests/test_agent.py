@@ -12,6 +12,7 @@ from agent_helpers import VERIFY, answer_from_tool, create_days_tool, evolve_scr
 from toolsmith.agent import prompts
 from toolsmith.agent.metatools.create_tool import task_arguments
 from toolsmith.agent.toolbox import RESULT_CHARS
+from toolsmith.calls import Origin
 from toolsmith.errors import ModelConfigError
 from toolsmith.events import TaskFinished
 from toolsmith.library import Status
@@ -59,7 +60,7 @@ def test_pre_retrieval_off_costs_a_model_call(tmp_path: Path) -> None:
         )
         result = r.agent(pre_retrieval=False).run_task("days between 2021-01-01 and 2021-12-31")
         assert result.model_calls == 3 and result.reuse_verdict()["reused"]
-        program_calls = [e for e in r.of_type("tool_called") if e.origin == "program"]
+        program_calls = [e for e in r.of_type("tool_called") if e.call.origin is Origin.PROGRAM]
         assert len(program_calls) == 1  # only task 1 (pre-retrieval on) searched on the program's behalf
 
 
@@ -110,7 +111,7 @@ def test_empty_stdout_does_not_count_as_verification(tmp_path: Path) -> None:
         r.model.add(reply(tool_call("code_interpreter", {"code": "x = 1"})), reply(create_days_tool()), final("no"))
         r.agent().run_task("days between 2020-01-01 and 2020-03-01")
         results = r.of_type("tool_result")
-        assert "does not count as verification" in json.dumps(results[1].data)
+        assert "does not count as verification" in json.dumps(results[1].message)
         assert "verify_before_create" in r.guards() and len(r.library) == 0
 
 
@@ -119,7 +120,7 @@ def test_a_run_that_printed_only_a_dns_error_does_not_verify(tmp_path: Path) -> 
     with rig(tmp_path) as r:
         r.model.add(reply(tool_call("code_interpreter", {"code": code})), reply(create_days_tool()), final("no"))
         r.agent().run_task("days between 2020-01-01 and 2020-03-01")
-        first = next(e.data for e in r.of_type("tool_result") if e.name == "code_interpreter")
+        first = next(e.message for e in r.of_type("tool_result") if e.name == "code_interpreter")
         assert first["exit_code"] == 0 and first["verified"] is False and "only errors" in first["note"]
         assert "verify_before_create" in r.guards() and len(r.library) == 0
 
@@ -134,7 +135,7 @@ def test_anti_mock_refusal_goes_back_to_the_model(tmp_path: Path) -> None:
         )
         r.agent().run_task("days between 2020-01-01 and 2020-03-01")
         create = next(e for e in r.of_type("tool_result") if e.name == "create_tool")
-        assert create.data["check"] == "anti_mock" and len(r.library) == 0
+        assert create.message["check"] == "anti_mock" and len(r.library) == 0
         # the model saw the refusal as a tool result
         tool_messages = [m for m in r.model.requests[-1][0] if m["role"] == "tool"]
         assert "anti_mock" in tool_messages[-1]["content"]
@@ -195,7 +196,7 @@ def test_parallel_tool_calls_run_in_order(tmp_path: Path) -> None:
         r.agent().run_task("print three numbers")
         results = [e for e in r.of_type("tool_result") if e.name == "code_interpreter"]
         assert [e.call_id for e in results] == ["c0", "c1", "c2"]
-        assert [e.data["stdout"].strip() for e in results] == ["0", "1", "2"]
+        assert [e.message["stdout"].strip() for e in results] == ["0", "1", "2"]
         sent = [m for m in r.model.requests[-1][0] if m["role"] == "tool"]
         assert [m["tool_call_id"] for m in sent][-3:] == ["c0", "c1", "c2"]
 
@@ -216,13 +217,13 @@ def test_a_fourth_identical_failing_call_is_refused_without_running(tmp_path: Pa
         r.model.add(*[reply(failing) for _ in range(5)], final("cannot"))
         r.agent().run_task("something impossible")
         runs = [e for e in r.of_type("tool_result") if e.name == "code_interpreter"]
-        assert [e.data.get("exit_code") for e in runs[:3]] == [2, 2, 2]
-        assert all("refused" in e.data["error"] and "exit_code" not in e.data for e in runs[3:])
+        assert [e.message.get("exit_code") for e in runs[:3]] == [2, 2, 2]
+        assert all("refused" in e.message["error"] and "exit_code" not in e.message for e in runs[3:])
         assert len(runs) == 5 and r.guards() == ["repeat"] * 3  # told once, then refused twice
         other = tool_call("code_interpreter", {"code": "print(7)"})
         r.model.add(reply(other), final("7"))
         r.agent().run_task("something else", index=1)  # a new task starts a new count
-        assert r.of_type("tool_result")[-1].data["stdout"].strip() == "7"
+        assert r.of_type("tool_result")[-1].message["stdout"].strip() == "7"
 
 
 def test_calls_past_the_per_turn_cap_are_refused_and_the_prompt_says_so(tmp_path: Path) -> None:
@@ -231,8 +232,8 @@ def test_calls_past_the_per_turn_cap_are_refused_and_the_prompt_says_so(tmp_path
         r.model.add(reply(*calls), final("done"))
         r.agent().run_task("print four numbers")
         results = [e for e in r.of_type("tool_result") if e.name == "code_interpreter"]
-        assert [e.data.get("stdout", "").strip() for e in results] == ["0", "1", "", ""]
-        assert all("at most 2 tool calls run per reply" in e.data["error"] for e in results[2:])
+        assert [e.message.get("stdout", "").strip() for e in results] == ["0", "1", "", ""]
+        assert all("at most 2 tool calls run per reply" in e.message["error"] for e in results[2:])
         assert "at most 2 tool calls per reply" in r.model.requests[0][0][0]["content"]
 
 
@@ -294,7 +295,7 @@ def test_create_tool_result_offers_its_test_output_when_it_used_the_task_argumen
     with rig(tmp_path) as r:
         r.model.add(*evolve_script())
         r.agent().run_task("days between 2020-01-01 and 2020-03-01")
-        created = next(e.data for e in r.of_type("tool_result") if e.name == "create_tool")
+        created = next(e.message for e in r.of_type("tool_result") if e.name == "create_tool")
         assert created["test_result"] == {"days": 60} and "answer from it" in created["note"]
 
 
@@ -363,8 +364,8 @@ def test_double_encoded_arguments_are_decoded_where_the_schema_is_clear(tmp_path
             final("stored"),
         )
         r.agent().run_task("days between 2020-01-01 and 2020-03-01")
-        created = next(e.data for e in r.of_type("tool_result") if e.name == "create_tool")
+        created = next(e.message for e in r.of_type("tool_result") if e.name == "create_tool")
         assert created["ok"] is True, created
         assert r.library.get("days_between").spec.parameters["required"] == ["start", "end"]
-        searched = [e.data for e in r.of_type("tool_result") if e.name == "search_tools"][-1]
+        searched = [e.message for e in r.of_type("tool_result") if e.name == "search_tools"][-1]
         assert searched["ok"] and searched["results"][0]["name"] == "days_between"

@@ -32,7 +32,7 @@ def test_content_beside_tool_calls_is_kept_and_the_calls_run(tmp_path: Path) -> 
     with rig(tmp_path) as r:
         r.model.add(reply(tool_call("code_interpreter", PRINT), content="Let me check."), final("done"))
         result = r.agent(allow_create=False).run_task("print a number")
-        assert [e.data["stdout"].strip() for e in _results(r)] == ["42"]
+        assert [e.message["stdout"].strip() for e in _results(r)] == ["42"]
         turn = r.model.requests[1][0][2]
         assert turn["content"] == "Let me check." and turn["tool_calls"]
         assert result.answer == "done"
@@ -92,7 +92,7 @@ def test_cut_off_arguments_get_a_hint(tmp_path: Path) -> None:
     with rig(tmp_path) as r:
         r.model.add(cut, final("ok"))
         r.agent().run_task("print a number")
-        data = _results(r)[0].data
+        data = _results(r)[0].message
         assert "not valid JSON" in data["error"] and "finish_reason=length" in data["hint"]
 
 
@@ -112,7 +112,7 @@ def test_missing_empty_or_repeated_call_ids_are_made_unique(tmp_path: Path, ids:
         assert result.status == "answered", result.answer
         call_ids = [e.call_id for e in _results(r)]
         assert len(call_ids) == 4 and len(set(call_ids)) == 4 and all(call_ids)
-        assert [e.data["stdout"].strip() for e in _results(r)] == ["10", "11", "20", "21"]
+        assert [e.message["stdout"].strip() for e in _results(r)] == ["10", "11", "20", "21"]
 
 
 @pytest.mark.parametrize(
@@ -129,7 +129,7 @@ def test_arguments_in_the_shapes_models_send_are_read(tmp_path: Path, raw: str) 
     with rig(tmp_path) as r:
         r.model.add(reply(tool_call("code_interpreter", raw)), final("42"))
         r.agent(allow_create=False).run_task("print a number")
-        assert _results(r)[0].ok and _results(r)[0].data["stdout"].strip() == "42"
+        assert _results(r)[0].ok and _results(r)[0].message["stdout"].strip() == "42"
 
 
 @pytest.mark.parametrize("raw", ["", "null", "  "])
@@ -137,7 +137,7 @@ def test_no_arguments_mean_an_empty_object(tmp_path: Path, raw: str) -> None:
     with rig(tmp_path) as r:
         r.model.add(reply(tool_call("search_tools", raw)), final("nothing"))
         r.agent().run_task("anything")
-        assert "missing required argument 'query'" in _results(r)[0].data["error"]
+        assert "missing required argument 'query'" in _results(r)[0].message["error"]
 
 
 def test_arguments_that_are_no_object_stay_an_actionable_error(tmp_path: Path) -> None:
@@ -146,7 +146,7 @@ def test_arguments_that_are_no_object_stay_an_actionable_error(tmp_path: Path) -
             reply(tool_call("search_tools", "[1, 2]")), reply(tool_call("search_tools", '"days"')), final("done")
         )
         r.agent().run_task("anything")
-        errors = [e.data["error"] for e in _results(r)]
+        errors = [e.message["error"] for e in _results(r)]
         assert "expected a JSON object, got list" in errors[0] and "not valid JSON" in errors[1]
 
 
@@ -174,7 +174,7 @@ def test_a_nameless_call_is_an_error_result_not_the_end(tmp_path: Path) -> None:
     with rig(tmp_path) as r:
         r.model.add(reply(tool_call("", PRINT)), final("sorry"))
         result = r.agent().run_task("anything")
-        assert result.status == "answered" and "no function name" in _results(r)[0].data["error"]
+        assert result.status == "answered" and "no function name" in _results(r)[0].message["error"]
 
 
 @pytest.mark.slow
@@ -189,7 +189,7 @@ def test_a_near_miss_name_gets_a_suggestion(tmp_path: Path) -> None:
         )
         second = r.agent().run_task("days between 2021-01-01 and 2021-12-31", index=1)
         miss = next(e for e in _results(r) if e.task == 1)
-        assert "Did you mean 'days_between'?" in miss.data["error"]
+        assert "Did you mean 'days_between'?" in miss.message["error"]
         assert second.answer.startswith("364 days") and second.outcome == "reused"
 
 
@@ -206,7 +206,7 @@ def test_tool_calls_written_as_text_are_run(tmp_path: Path, content: str) -> Non
     with rig(tmp_path) as r:
         r.model.add(final(content), final("42"))
         result = r.agent(allow_create=False).run_task("print a number")
-        assert [e.data["stdout"].strip() for e in _results(r)] == ["42"]
+        assert [e.message["stdout"].strip() for e in _results(r)] == ["42"]
         assert result.answer == "42" and result.model_calls == 2
 
 
@@ -222,8 +222,8 @@ def test_identical_calls_in_one_turn_run_once(tmp_path: Path) -> None:
         r.model.add(reply(tool_call("code_interpreter", PRINT), tool_call("code_interpreter", PRINT)), final("42"))
         r.agent(allow_create=False).run_task("print a number")
         first, second = _results(r)
-        assert first.data["stdout"] == second.data["stdout"] and second.data["duplicate_of"] == first.call_id
-        assert [e.name for e in r.of_type("tool_called")].count("code_interpreter") == 2  # both recorded
+        assert first.message["stdout"] == second.message["stdout"] and second.message["duplicate_of"] == first.call_id
+        assert [e.call.name for e in r.of_type("tool_called")].count("code_interpreter") == 2  # both recorded
 
 
 @pytest.mark.slow
@@ -323,7 +323,7 @@ def test_calls_packed_into_multi_tool_use_parallel_are_unpacked(tmp_path: Path) 
     with rig(tmp_path) as r:
         r.model.add(reply(packed), final("done"))
         r.agent(allow_create=False).run_task("print two numbers")
-        assert [(e.name, e.data["stdout"].strip()) for e in _results(r)] == [
+        assert [(e.name, e.message["stdout"].strip()) for e in _results(r)] == [
             ("code_interpreter", "1"),
             ("code_interpreter", "2"),
         ]
@@ -340,7 +340,7 @@ def test_fenced_or_twice_escaped_code_runs_and_is_stored_clean(tmp_path: Path) -
             answer_from_tool,
         )
         result = r.agent().run_task("days between 2020-01-01 and 2020-03-01")
-        assert _results(r)[0].data["stdout"].strip() == "60"
+        assert _results(r)[0].message["stdout"].strip() == "60"
         assert result.outcome == "evolved" and r.library.get("days_between").spec.code == DAYS_CODE
 
 

@@ -157,8 +157,8 @@ def test_sandboxed_stored_tool_cannot_reach_the_library(settings: Settings) -> N
         call = call_stored_tool(
             probe, args, library=library, runner=sandbox, actor="agent:e2e", quarantine_after=settings.quarantine_after
         )
-        assert call.outcome.ok, call.outcome.error
-        report = call.outcome.value
+        assert call.run.ok, call.run.error
+        report = call.run.value
         assert report["exists"] == [] and report["found"] == [], report
         assert report["read"] is None and report["wrote"] is False and report["sql"] is None
         assert {e.split(":")[0] for e in report["errors"]} == {"read", "write", "sql"}

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow  # whole processes per test: the full suite runs t
 
 
 def _create_results(r: Any) -> list[dict[str, Any]]:
-    return [e.data for e in r.of_type("tool_result") if e.name == "create_tool"]
+    return [e.message for e in r.of_type("tool_result") if e.name == "create_tool"]
 
 
 def test_identical_code_is_refused_outright(tmp_path: Path) -> None:

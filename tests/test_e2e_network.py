@@ -111,7 +111,7 @@ def test_evolve_around_a_real_package_then_reuse(settings: Settings) -> None:
         assert first.status == "answered", first.answer
         assert "123.5 MB" in first.answer and first.created == ["humanize_file_size@1"]
 
-        by_tool = {e.name: e.data for e in events if e.type == "tool_result"}
+        by_tool = {e.name: e.message for e in events if e.type == "tool_result"}
         assert by_tool["web_search"]["backend"] == "pypi"
         assert "humanize" in [r.get("package", "").lower() for r in by_tool["web_search"]["results"]]
         assert by_tool["read_webpage"]["ok"] and "naturalsize" in by_tool["read_webpage"]["text"]

@@ -13,6 +13,8 @@ import pytest
 from agent_helpers import rig
 from toolsmith.agent.context import TaskContext
 from toolsmith.agent.guards import Call, Draft, Guard, GuardSet, standard_guards
+from toolsmith.calls import NoteKind, Outcome, Refusal
+from toolsmith.events import GuardHook
 from toolsmith.testing import final, reply, tool_call
 
 
@@ -53,7 +55,8 @@ def test_a_registered_guard_refuses_and_keeps_its_state_per_task(tmp_path: Path)
         agent.run_task("print one")
         assert r.guards() == ["no_code_twice"]
         refused = [e for e in r.of_type("tool_result") if e.name == "code_interpreter"][1]
-        assert refused.data == {"ok": False, "guard": "no_code_twice", "error": "one code_interpreter run per task"}
+        assert refused.outcome.refusal == Refusal("no_code_twice", "one code_interpreter run per task")
+        assert refused.message == {"ok": False, "guard": "no_code_twice", "error": "one code_interpreter run per task"}
         agent.run_task("print one again", index=1)  # a new task starts with a fresh count
         assert r.guards() == ["no_code_twice"]
         r.model.assert_complete()
@@ -111,7 +114,7 @@ def test_every_guard_sees_every_result() -> None:
     class Watch(Guard[None]):
         name: ClassVar[str] = "watch"
 
-        def after_result(self, ctx: TaskContext, call: Call, result: dict[str, Any]) -> str | None:
+        def after_result(self, ctx: TaskContext, call: Call, outcome: Outcome) -> str | None:
             seen.append((self, call.name))
             return "look"
 
@@ -129,10 +132,18 @@ def test_every_guard_sees_every_result() -> None:
             self.sent.append(event)
 
     ctx: Any = Ctx()
-    result: dict[str, Any] = {"ok": True}
-    GuardSet([Watch(), Watch2()]).after_result(ctx, Call("x", {}), result)
-    assert [name for _, name in seen] == ["x", "x"] and result["intervention"] == "look look"
-    assert [e.guard for e in ctx.sent] == ["watch", "watch2"]
+    before = Outcome.success({})
+    after = GuardSet([Watch(), Watch2()]).after_result(ctx, Call("x", {}), before)
+    assert [name for _, name in seen] == ["x", "x"] and after.to_message()["intervention"] == "look look"
+    assert [(n.source, n.kind) for n in after.notes] == [
+        ("watch", NoteKind.INTERVENTION),
+        ("watch2", NoteKind.INTERVENTION),
+    ]
+    assert before.notes == ()  # an outcome never changes once made
+    assert [(e.guard, e.hook) for e in ctx.sent] == [
+        ("watch", GuardHook.AFTER_RESULT),
+        ("watch2", GuardHook.AFTER_RESULT),
+    ]
 
 
 def test_a_new_version_of_a_tool_clears_its_repeat_count() -> None:
@@ -147,10 +158,10 @@ def test_a_new_version_of_a_tool_clears_its_repeat_count() -> None:
     broken = Call("get_rate", {"base": "USD"})
     other = Call("get_rate_history", {"base": "USD"})
     for _ in range(3):
-        guard.after_result(ctx, broken, {"ok": False, "error": "boom"})
-        guard.after_result(ctx, other, {"ok": False, "error": "boom"})
+        guard.after_result(ctx, broken, Outcome.failed("boom"))
+        guard.after_result(ctx, other, Outcome.failed("boom"))
     assert guard.before_call(ctx, broken) is not None  # refused: it failed three times
     # a repair stores a new version under the same name: the same call now runs other code
-    guard.after_result(ctx, Call("create_tool", {"name": "get_rate", "code": "..."}), {"ok": True})
+    guard.after_result(ctx, Call("create_tool", {"name": "get_rate", "code": "..."}), Outcome.success({}))
     assert guard.before_call(ctx, broken) is None
     assert guard.before_call(ctx, other) is not None  # a tool whose name merely starts alike keeps its count

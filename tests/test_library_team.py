@@ -102,7 +102,7 @@ def test_a_tool_from_another_machine_gets_its_packages_here_before_its_first_cal
             call = call_stored_tool(
                 tool, {"number": 7654321}, library=library_b, runner=Sandbox(machine_b), actor="t", quarantine_after=3
             )
-            assert call.outcome.ok, call.outcome.error
-            assert call.outcome.value == {"text": "7,654,321"}
+            assert call.run.ok, call.run.error
+            assert call.run.value == {"text": "7,654,321"}
             assert library_b.get("format_number").stats.calls == 1
     assert machine_b.envs_dir.exists() and not machine_a.envs_dir.exists()

@@ -112,6 +112,7 @@ def test_a_deep_argument_from_the_endpoint_reaches_the_loop_as_text(server: Scri
 
 def test_events_cut_data_nested_too_deeply() -> None:
     """A tool (or a model) may hand back anything; recording and showing it must not recurse without end."""
+    from toolsmith.calls import Call, Outcome
     from toolsmith.events import CUT, ToolCalled, ToolResult
 
     nested: list[Any] = []
@@ -119,8 +120,9 @@ def test_events_cut_data_nested_too_deeply() -> None:
     for _ in range(10_000):
         inner.append([])
         inner = inner[0]
-    result = ToolResult(task=0, step=1, call_id="c", name="t", ok=True, summary="s", wall_s=0.1, data={"x": nested})
+    outcome = Outcome.success({"x": nested}, summary="s")
+    result = ToolResult(task=0, step=1, call_id="c", name="t", outcome=outcome, wall_s=0.1)
     text = json.dumps(result.to_dict())
     assert CUT in text and text.count("[") < 100
-    called = ToolCalled(task=0, step=1, call_id="c", name="t", arguments={"a": (1, {"b": 2})})
+    called = ToolCalled(task=0, step=1, call=Call("t", {"a": (1, {"b": 2})}, id="c"))
     assert called.to_dict()["arguments"] == {"a": (1, {"b": 2})}  # shallow data is unchanged

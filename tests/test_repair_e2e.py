@@ -156,6 +156,6 @@ def test_a_machine_failure_does_not_count_against_the_tool(tmp_path: Path) -> No
                 actor="test",
                 quarantine_after=settings.quarantine_after,
             )
-            assert not call.outcome.ok and call.outcome.error_type == "install"
+            assert not call.run.ok and call.run.error_type == "install"
         after = library.get("shout")
         assert after.status == Status.ACTIVE and after.stats.calls == 0 and after.stats.failures == 0

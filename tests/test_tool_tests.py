@@ -130,7 +130,7 @@ def test_a_new_version_must_pass_its_parents_cases_unless_the_model_says_why(tmp
             final("stored v2"),
         )
         r.agent(pre_retrieval=False).run_task("days between 2022-01-01 and 2022-01-31, counting both ends", index=1)
-        created = [e.data for e in r.of_type("tool_result") if e.name == "create_tool" and e.task == 1]
+        created = [e.message for e in r.of_type("tool_result") if e.name == "create_tool" and e.task == 1]
         assert created[0]["similar"] == "days_between@1"
         assert created[1]["check"] == "tests" and "parent_tests_skip_reason" in created[1]["error"]
         assert "expected" in created[1]["error"] and created[2]["ok"] is True

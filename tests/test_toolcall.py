@@ -59,7 +59,7 @@ def call(lib: ToolLibrary, runner: Any, args: dict[str, Any], **policy: Any) -> 
 
 def test_every_failure_kind_names_whose_fault_it_is() -> None:
     by_blame = {blame: {k.value for k in FailureKind if k.blame is blame} for blame in Blame}
-    assert by_blame[Blame.CALLER] == {"bad_arguments", "unknown_tool", "not_active"}
+    assert by_blame[Blame.CALLER] == {"bad_arguments", "unknown_tool", "not_active", "refused"}
     assert by_blame[Blame.MACHINE] == {"sandbox", "sandbox_unavailable", "install", "library_error", "agent_error"}
     assert {"exception", "import", "timeout", "killed", "not_json", "empty"} <= by_blame[Blame.TOOL]
     assert FailureKind.parse("made up by a tool") is FailureKind.EXCEPTION
@@ -83,8 +83,8 @@ def test_bad_arguments_never_run_and_never_touch_health(lib: ToolLibrary) -> Non
     runner = ScriptedRunner()
     for _ in range(3):
         result = call(lib, runner, {"start": "2020-01-01", "end": "2020-03-01", "verbose": True})
-        assert result.outcome.error_type is FailureKind.BAD_ARGUMENTS and not result.recorded
-    assert "unknown argument 'verbose'" in str(result.outcome.error) and runner.calls == []
+        assert result.run.error_type is FailureKind.BAD_ARGUMENTS and not result.recorded
+    assert "unknown argument 'verbose'" in str(result.run.error) and runner.calls == []
     tool = lib.get("days_between")
     assert tool.status is Status.ACTIVE and tool.stats.calls == 0
 
@@ -96,11 +96,11 @@ def test_the_tools_own_failures_count_and_quarantine_in_one_step(lib: ToolLibrar
     boom = ToolCallResult(ok=False, error="run() raised ValueError: x", error_type=FailureKind.EXCEPTION)
     runner = ScriptedRunner(ToolCallResult(ok=True, value={"days": 60}), boom, boom)
     first = call(lib, runner, {"start": "2020-01-01", "end": "2020-03-01"})
-    assert first.outcome.ok and first.payload()["result"] == {"days": 60} and first.recorded
+    assert first.run.ok and first.result().data["result"] == {"days": 60} and first.recorded
     call(lib, runner, {"start": "2020-01-01", "end": "2020-03-01"})
     last = call(lib, runner, {"start": "2020-01-01", "end": "2020-03-01"})
-    assert last.quarantined and last.payload()["quarantined"] is True
-    assert last.payload()["error_type"] == "exception"
+    assert last.quarantined and last.result().data["quarantined"] is True
+    assert last.result().failure is FailureKind.EXCEPTION
     tool = lib.get("days_between")
     assert tool.status is Status.QUARANTINED and (tool.stats.calls, tool.stats.failures) == (3, 2)
 
@@ -118,8 +118,8 @@ def test_machine_failures_are_neither_recorded_nor_quarantined(lib: ToolLibrary,
 def test_a_sandbox_that_breaks_at_run_time_is_the_machines_fault(lib: ToolLibrary, tmp_path: Path) -> None:
     sandbox = Sandbox(make_settings(tmp_path / "home"), backend=broken_bwrap(tmp_path))
     result = call(lib, sandbox, {"start": "2020-01-01", "end": "2020-03-01"}, quarantine_after=1)
-    assert result.outcome.error_type is FailureKind.SANDBOX and result.outcome.blame is Blame.MACHINE
-    assert "uid map" in str(result.outcome.error)
+    assert result.run.error_type is FailureKind.SANDBOX and result.run.blame is Blame.MACHINE
+    assert "uid map" in str(result.run.error)
     assert lib.get("days_between").status is Status.ACTIVE and lib.get("days_between").stats.calls == 0
 
 
@@ -144,8 +144,8 @@ def test_a_stray_argument_repeated_does_not_quarantine_a_working_tool(tmp_path: 
         r.model.add(*[reply(tool_call("days_between", stray)) for _ in range(3)], final("I could not call it."))
         r.agent().run_task("days between 2021-01-01 and 2021-12-31", index=1)
         results = [e for e in r.of_type("tool_result") if e.name == "days_between"]
-        assert len(results) == 3 and all(e.data["error_type"] == "bad_arguments" for e in results)
-        assert "unknown argument 'verbose'" in results[0].data["error"] and "repair" not in results[0].data
+        assert len(results) == 3 and all(e.message["error_type"] == "bad_arguments" for e in results)
+        assert "unknown argument 'verbose'" in results[0].message["error"] and "repair" not in results[0].message
         tool = r.library.get("days_between")
         assert tool.status is Status.ACTIVE and tool.stats.calls == calls_before
         assert r.guards() == ["repeat"]  # the model is told to stop; the tool is not blamed
@@ -164,4 +164,4 @@ def test_the_toolbox_passes_coerced_arguments_and_keeps_the_models(tmp_path: Pat
         r.agent(guards=[]).run_task("anything")
         assert asked == [3]  # the meta-tool got the number the schema asks for
         called = r.of_type("tool_called")[-1]
-        assert called.arguments == {"query": "dates", "num_results": "3"}  # the record keeps what was sent
+        assert called.call.arguments == {"query": "dates", "num_results": "3"}  # the record keeps what was sent

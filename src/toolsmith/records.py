@@ -7,8 +7,11 @@ sandbox. The reuse verdict, which the demo's exit code rests on, is computed her
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from toolsmith.events import Event
 
 
 @dataclass(frozen=True)
@@ -21,6 +24,18 @@ class Action:
     origin: str = "model"  # model | program
     library: bool = False
     version: int | None = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Action:
+        version = data.get("version")
+        return cls(
+            name=str(data.get("tool") or "?"),
+            arguments=data.get("arguments"),
+            ok=bool(data.get("ok")),
+            origin=str(data.get("origin") or "model"),
+            library=bool(data.get("library")),
+            version=version if isinstance(version, int) else None,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -43,7 +58,7 @@ class TaskResult:
     status: str  # answered | budget | error
     error: str | None = None
     actions: list[Action] = field(default_factory=list)
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
     messages: list[dict[str, Any]] = field(default_factory=list)
     created: list[str] = field(default_factory=list)
     model_calls: int = 0
@@ -114,6 +129,37 @@ class TaskResult:
             "wall_s": round(self.wall_s, 3),
             "reuse": self.reuse_verdict(),
         }
+
+    @classmethod
+    def from_record(cls, data: Mapping[str, Any]) -> TaskResult:
+        """The task a trajectory's ``task`` line records (its summary and actions; the events
+        are lines of their own). Raises ``ValueError`` for a line that is not one."""
+        raw_tokens = data.get("tokens")
+        tokens: Mapping[str, Any] = raw_tokens if isinstance(raw_tokens, Mapping) else {}
+        actions = [Action.from_dict(a) for a in data.get("actions") or [] if isinstance(a, Mapping)]
+        messages = [m for m in data.get("messages") or [] if isinstance(m, dict)]
+        try:
+            return cls(
+                index=int(data["index"]),
+                task=str(data.get("task") or ""),
+                answer=str(data.get("answer") or ""),
+                status=str(data.get("status") or "error"),
+                error=None if data.get("error") is None else str(data["error"]),
+                actions=actions,
+                messages=messages,
+                created=[str(ref) for ref in data.get("created") or []],
+                model_calls=int(data.get("model_calls") or 0),
+                steps=int(data.get("steps") or 0),
+                prompt_tokens=int(tokens.get("prompt") or 0),
+                completion_tokens=int(tokens.get("completion") or 0),
+                total_tokens=int(tokens.get("total") or 0),
+                tokens_estimated=bool(tokens.get("estimated")),
+                cost=None if data.get("cost") is None else float(data["cost"]),
+                prompt_chars=int(data.get("prompt_chars") or 0),
+                wall_s=float(data.get("wall_s") or 0.0),
+            )
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"not a task record: {exc}") from exc
 
     def to_dict(self) -> dict[str, Any]:
         """The summary plus the action list. The events are not repeated here: the

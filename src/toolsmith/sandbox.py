@@ -21,6 +21,7 @@ from toolsmith.isolation import ExecResult, FailureKind, Isolation, ToolCallResu
 from toolsmith.isolation.backend import Backend
 from toolsmith.isolation.warm import env_stamp
 from toolsmith.packages.env import PackageEnv, SyncReport
+from toolsmith.packages.pins import Environment
 from toolsmith.packages.requirement import Requirement
 
 if TYPE_CHECKING:
@@ -29,7 +30,9 @@ if TYPE_CHECKING:
 
 
 class ToolRunner(Protocol):
-    """What the gate and the agent need to call a tool: the small executor interface."""
+    """The seam for calling a tool's code: what the gate, the one door for stored tools and
+    the MCP server need. :class:`Sandbox` is the real one; a test double implements it
+    whole, warm calls included."""
 
     def call_tool(
         self,
@@ -39,7 +42,25 @@ class ToolRunner(Protocol):
         requirements: Sequence[Requirement] = (),
         network: bool | None = None,
         timeout_s: float | None = None,
+        warm: bool = False,
     ) -> ToolCallResult: ...
+
+
+class CodeRunner(ToolRunner, Protocol):
+    """What one agent task needs of the sandbox: tool calls, scripts with package installs
+    first (``code_interpreter``), and the package environment the pins are read from."""
+
+    @property
+    def packages(self) -> Environment | None: ...
+
+    def run_code(
+        self,
+        code: str,
+        *,
+        pip_install: Sequence[str] | str | None = None,
+        network: bool | None = None,
+        timeout_s: float | None = None,
+    ) -> CodeRun: ...
 
 
 @dataclass(frozen=True)
@@ -68,6 +89,11 @@ class Sandbox:
         self.env = env or PackageEnv(settings, index=index)
         self.isolation = Isolation(settings, backend=backend, env=self.env)
         self._synced: set[tuple[tuple[str, ...], str]] = set()
+
+    @property
+    def packages(self) -> Environment:
+        """The library's package environment, where a tool's pins are read from."""
+        return self.env
 
     @property
     def backend(self) -> Backend:

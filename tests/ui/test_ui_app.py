@@ -183,7 +183,8 @@ def test_a_run_page_marks_estimated_token_counts(built: Settings, authed: TestCl
     events = [
         {"record": "event", "type": "task_started", "task": 0, "text": "quiet endpoint", "session_id": "q"},
         {"record": "event", "type": "model_usage", "task": 0, "step": 1, "model": "m", "prompt_tokens": 12,
-         "completion_tokens": 3, "total_tokens": 15, "estimated": True},
+         "completion_tokens": 3, "total_tokens": 15, "cost": None, "wall_s": 0.5, "prompt_chars": 48,
+         "estimated": True},
     ]  # fmt: skip
     path = built.trajectories_dir / "20200101T000000Z-quiet.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")

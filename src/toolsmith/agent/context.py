@@ -18,10 +18,10 @@ from typing import Any
 from toolsmith.config import Settings
 from toolsmith.events import Event, EventSink, null_sink
 from toolsmith.gate.core import Gate
-from toolsmith.library import ToolLibrary, ToolVersion
+from toolsmith.library import SearchHit, ToolLibrary, ToolVersion
 from toolsmith.packages.requirement import Requirement
 from toolsmith.records import Action
-from toolsmith.sandbox import Sandbox
+from toolsmith.sandbox import CodeRunner
 
 SearchFn = Callable[[str, Any], dict[str, Any]]
 ReadFn = Callable[..., dict[str, Any]]  # (url, *, section=None, offset=None)
@@ -45,7 +45,7 @@ class TaskContext:
     model_name: str
     settings: Settings
     library: ToolLibrary
-    sandbox: Sandbox
+    sandbox: CodeRunner
     gate: Gate
     web: WebAccess
     allow_create: bool = True
@@ -59,6 +59,7 @@ class TaskContext:
     created: list[ToolVersion] = field(default_factory=list)
     failed_library_tools: set[str] = field(default_factory=set)
     search_hits: set[str] = field(default_factory=set)
+    last_hits: list[SearchHit] = field(default_factory=list)  # the latest search_tools answer
     dedup_warned: set[str] = field(default_factory=set)
     actions: list[Action] = field(default_factory=list)
     # Each guard's own state, under its name, and how often each guard stepped in

@@ -22,6 +22,7 @@ from toolsmith.agent import prompts
 from toolsmith.agent.context import TaskContext, WebAccess
 from toolsmith.agent.guards import Draft, Guard, GuardSet, standard_guards
 from toolsmith.agent.toolbox import Toolbox
+from toolsmith.calls import Origin
 from toolsmith.config import Settings
 from toolsmith.errors import ModelConfigError, ModelError, ModelResponseError, ModelRetryExhausted, ModelTimeoutError
 from toolsmith.events import (
@@ -40,7 +41,7 @@ from toolsmith.model import Model, ModelReply, Usage
 from toolsmith.model.replies import normalise_reply, strip_thinking
 from toolsmith.records import TaskResult
 from toolsmith.redaction import encodable
-from toolsmith.sandbox import Sandbox
+from toolsmith.sandbox import CodeRunner
 
 
 def _model_failure(exc: ModelError) -> str:
@@ -72,7 +73,7 @@ class _Loop:
     ctx: TaskContext
     toolbox: Toolbox
     messages: list[dict[str, Any]]
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     model_calls: int = 0
     prompt_chars: int = 0
@@ -87,7 +88,7 @@ class Agent:
         *,
         model: Model,
         library: ToolLibrary,
-        sandbox: Sandbox,
+        sandbox: CodeRunner,
         settings: Settings,
         web: WebAccess | None = None,
         allow_create: bool = True,
@@ -131,10 +132,10 @@ class Agent:
     # -- phases ------------------------------------------------------------------------
 
     def _start(self, task: str, index: int) -> _Loop:
-        events: list[dict[str, Any]] = []
+        events: list[Event] = []
 
         def emit(event: Event) -> None:
-            events.append(event.to_dict())
+            events.append(event)
             self.on_event(event)
 
         ctx = TaskContext(
@@ -181,8 +182,8 @@ class Agent:
 
     def _pre_retrieve(self, loop: _Loop) -> None:
         """Search the library for the task before the model speaks, and say what was found."""
-        result = loop.toolbox.call("pre-retrieval", "search_tools", {"query": loop.ctx.task}, origin="program")
-        note = prompts.pre_retrieval_note(result.get("results", []) if result.get("ok") else [])
+        outcome = loop.toolbox.call("pre-retrieval", "search_tools", {"query": loop.ctx.task}, origin=Origin.PROGRAM)
+        note = prompts.pre_retrieval_note(loop.ctx.last_hits if outcome.ok else [])
         loop.messages[1]["content"] = f"{loop.ctx.task}\n\n{note}"
 
     def _turns(self, loop: _Loop) -> tuple[str, str]:
@@ -208,13 +209,13 @@ class Agent:
 
     def _run_calls(self, loop: _Loop, reply: ModelReply) -> None:
         """Execute one turn's tool calls in order and append their results."""
-        loop.toolbox.begin_turn()
-        truncated = reply.finish_reason == "length"
-        results = [loop.toolbox.call(c.id, c.name, c.arguments, truncated=truncated) for c in reply.tool_calls]
-        if self.settings.max_steps - loop.model_calls == 1:
-            results[-1]["budget"] = prompts.LAST_CALL_NOTE
-        for call, result in zip(reply.tool_calls, results, strict=True):
-            loop.messages.append({"role": "tool", "tool_call_id": call.id, "content": loop.toolbox.render(result)})
+        outcomes = loop.toolbox.run_turn(
+            reply.tool_calls,
+            truncated=reply.finish_reason == "length",
+            last_call=self.settings.max_steps - loop.model_calls == 1,
+        )
+        for call, outcome in zip(reply.tool_calls, outcomes, strict=True):
+            loop.messages.append({"role": "tool", "tool_call_id": call.id, "content": loop.toolbox.render(outcome)})
 
     def _complete(self, loop: _Loop) -> ModelReply:
         tools = loop.toolbox.schemas()

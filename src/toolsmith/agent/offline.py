@@ -26,7 +26,7 @@ from typing import Any
 from toolsmith.agent.context import WebAccess
 from toolsmith.agent.loop import Agent
 from toolsmith.config import Settings
-from toolsmith.events import EventSink, null_sink
+from toolsmith.events import EventSink, ToolResult, null_sink
 from toolsmith.library import ToolLibrary
 from toolsmith.model import ModelReply
 from toolsmith.records import TaskResult
@@ -217,19 +217,19 @@ def _drive(settings: Settings, library: ToolLibrary, sandbox: Sandbox, on_event:
 
 def _gate_verdict(first: TaskResult, library: ToolLibrary) -> dict[str, Any]:
     refusals = [
-        e
+        e.outcome
         for e in first.events
-        if e["type"] == "tool_result"
-        and e["name"] == "create_tool"
-        and not e["ok"]
-        and (e.get("data") or {}).get("check") == "test_run"
+        if isinstance(e, ToolResult)
+        and e.name == "create_tool"
+        and not e.outcome.ok
+        and e.outcome.data.get("check") == "test_run"
     ]
     stored_codes = {v.spec.code for v in library.history("days_between")} if len(library) else set()
     refused = bool(refusals) and BROKEN_TOOL not in stored_codes
     return {
         "refused": refused,
         "check": "test_run" if refusals else None,
-        "reason": (refusals[0].get("data") or {}).get("error") if refusals else None,
+        "reason": refusals[0].error if refusals else None,
         "written": BROKEN_TOOL in stored_codes,
     }
 
@@ -249,6 +249,6 @@ def _reuse_verdict(results: list[TaskResult]) -> dict[str, Any]:
 
 def _days_from_tool(result: TaskResult) -> int | None:
     for event in reversed(result.events):
-        if event["type"] == "tool_result" and event["name"] == "days_between" and event["ok"]:
-            return int(event["data"]["result"]["days"])
+        if isinstance(event, ToolResult) and event.name == "days_between" and event.outcome.ok:
+            return int(event.outcome.data["result"]["days"])
     return None

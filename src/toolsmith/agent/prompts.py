@@ -7,7 +7,9 @@ prompt that spoke only of prices confused models on every other task.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+
+from toolsmith.library import SearchHit
 
 SYSTEM_PROMPT = """\
 You are toolsmith, an agent that solves tasks by building, verifying and reusing its own tools.
@@ -48,7 +50,7 @@ def system_prompt(max_calls_per_turn: int) -> str:
     )
 
 
-def pre_retrieval_note(hits: list[dict[str, Any]]) -> str:
+def pre_retrieval_note(hits: Sequence[SearchHit]) -> str:
     """What the program tells the model after searching the library for the task itself."""
     if not hits:
         return (
@@ -60,9 +62,10 @@ def pre_retrieval_note(hits: list[dict[str, Any]]) -> str:
         "matched and are unlocked (callable now):"
     ]
     for hit in hits:
+        tool = hit.tool
         lines.append(
-            f"- {hit['name']} (v{hit['version']}, score {hit['score']}): {hit['description']} "
-            f"Parameters: {hit['parameters'].get('properties', {})}"
+            f"- {tool.name} (v{tool.version}, score {round(hit.score, 4)}): {tool.spec.description} "
+            f"Parameters: {tool.spec.parameters.get('properties', {})}"
         )
     lines.append(
         "If one fits, call it directly with the task's arguments and answer from its output; "

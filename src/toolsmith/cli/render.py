@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.status import Status
 
+from toolsmith.calls import Origin
 from toolsmith.events import (
     Event,
     FinalAnswer,
@@ -87,13 +88,16 @@ class PlainRenderer:
         if isinstance(event, ModelRetry):
             return f"    model retry {event.attempt} in {event.delay_s:.1f}s: {event.reason}"
         if isinstance(event, ToolCalled):
-            tags = (" [program]" if event.origin == "program" else "") + (" [library tool]" if event.library else "")
-            return f"  → {event.name}({short(event.arguments)}){tags}"
+            call = event.call
+            tags = (" [program]" if call.origin is Origin.PROGRAM else "") + (
+                " [library tool]" if event.library else ""
+            )
+            return f"  → {call.name}({short(call.arguments)}){tags}"
         if isinstance(event, ToolResult):
             mark = "ok" if event.ok else "FAILED"
             return f"    ← {mark} in {event.wall_s:.2f}s, {self.tokens:,} tokens so far: {event.summary}"
         if isinstance(event, GuardFired):
-            return f"  ! guard {event.guard}: {short(event.message, 160)}"
+            return f"  ! guard {event.guard} {event.hook.verb}: {short(event.message, 160)}"
         if isinstance(event, FinalAnswer):
             return f"  = answer ({event.status}): {event.text}"
         if isinstance(event, TaskFinished):
@@ -143,7 +147,7 @@ class RichRenderer(PlainRenderer):
         if isinstance(event, (StepStarted, ToolResult)):
             self._spin("model is thinking…")
         elif isinstance(event, ToolCalled):
-            self._spin(f"running {event.name}…")
+            self._spin(f"running {event.call.name}…")
 
     @staticmethod
     def _style(event: Event, text: str) -> str:

@@ -1,88 +1,19 @@
-"""The structured outcome of one sandboxed run, and the kinds of failure a tool call has.
+"""The structured outcome of one sandboxed run.
 
-:class:`FailureKind` is the one vocabulary for why a tool call failed, used from the
-harness inside the sandbox to the MCP payloads and the CLI. Each kind says whose fault
-it is (:class:`Blame`): the tool's (its code raised, hung, returned nothing usable),
-the caller's (wrong arguments, a tool that cannot be called) or the machine's (the
-sandbox could not be built, packages could not be installed). Only the tool's failures
-count against its health.
+Why a tool call failed is a :class:`~toolsmith.calls.FailureKind` (the one vocabulary,
+from the harness inside the sandbox to the MCP payloads and the CLI), and whose fault it
+is a :class:`~toolsmith.calls.Blame`: only the tool's own failures count against its
+health.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from enum import Enum
 from typing import Any
 
+from toolsmith.calls import Blame, FailureKind
 
-class Blame(Enum):
-    """Whose fault a failed call is."""
-
-    TOOL = "tool"
-    CALLER = "caller"
-    MACHINE = "machine"
-
-
-class FailureKind(str, Enum):
-    """Why a tool call failed. The values are the ``error_type`` strings of payloads.
-
-    A ``str`` subclass, so payloads and JSON carry the plain value.
-    """
-
-    # the tool's code
-    EXCEPTION = "exception"  # run() raised
-    IMPORT = "import"  # importing the tool module failed
-    NO_RUN = "no_run"  # the module defines no callable run()
-    NOT_JSON = "not_json"  # the value is not JSON, too deep, or the result file was tampered with
-    TOO_LARGE = "too_large"  # the JSON result is over the size cap
-    TIMEOUT = "timeout"  # run() did not return in time
-    KILLED = "killed"  # the process ended without a result (a limit, a signal, exit())
-    EMPTY = "empty"  # a test run returned None or an empty value: it verified nothing
-    WRONG_VALUE = "wrong_value"  # one of the tool's own test cases got another result than it expects
-    # the caller
-    BAD_ARGUMENTS = "bad_arguments"  # the arguments do not fit the tool's parameters
-    UNKNOWN_TOOL = "unknown_tool"  # no tool of that name
-    NOT_ACTIVE = "not_active"  # the tool exists but is pending, quarantined or retired
-    # the machine
-    SANDBOX = "sandbox"  # the sandbox could not be set up for this run
-    SANDBOX_UNAVAILABLE = "sandbox_unavailable"  # no sandbox backend works on this machine
-    INSTALL = "install"  # the tool's pinned packages could not be installed here
-    LIBRARY = "library_error"  # the tool library could not be read or written
-    AGENT = "agent_error"  # an agent run (the MCP solve_task tool) failed as a whole
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
-
-    @property
-    def blame(self) -> Blame:
-        if self in _CALLER:
-            return Blame.CALLER
-        if self in _MACHINE:
-            return Blame.MACHINE
-        return Blame.TOOL
-
-    @classmethod
-    def parse(cls, value: object) -> FailureKind:
-        """A kind from text the sandboxed harness wrote; anything unknown counts as ``exception``."""
-        try:
-            return cls(str(value))
-        except ValueError:
-            return cls.EXCEPTION
-
-
-_CALLER = frozenset({FailureKind.BAD_ARGUMENTS, FailureKind.UNKNOWN_TOOL, FailureKind.NOT_ACTIVE})
-_MACHINE = frozenset(
-    {
-        FailureKind.SANDBOX,
-        FailureKind.SANDBOX_UNAVAILABLE,
-        FailureKind.INSTALL,
-        FailureKind.LIBRARY,
-        FailureKind.AGENT,
-    }
-)
+__all__ = ["Blame", "ExecResult", "FailureKind", "ToolCallResult"]
 
 
 @dataclass(frozen=True)

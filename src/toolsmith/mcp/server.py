@@ -43,10 +43,10 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Ser
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolsmith import __version__
+from toolsmith.calls import FailureKind, Outcome
 from toolsmith.config import Settings
 from toolsmith.config.providers import ProviderConfig
 from toolsmith.errors import ConfigError, LibraryError, SandboxUnavailableError, ToolNotFoundError
-from toolsmith.isolation import FailureKind
 from toolsmith.library import Status, ToolLibrary, ToolVersion
 from toolsmith.library.schema import argument_problems
 from toolsmith.mcp.auth import HttpAuth, StaticTokenVerifier, auth_settings, resolve_auth
@@ -151,16 +151,14 @@ class LibraryTools:
             return refusal(
                 f"The sandbox cannot run tools on this machine: {exc}", FailureKind.SANDBOX_UNAVAILABLE, tool
             )
-        outcome = call.outcome
-        if outcome.error_type is FailureKind.BAD_ARGUMENTS:
+        run = call.run
+        if run.error_type is FailureKind.BAD_ARGUMENTS:
             # Refused before it ran: a caller's mistake does not count against the tool's health.
-            return refusal(outcome.error or "Bad arguments.", FailureKind.BAD_ARGUMENTS, tool)
-        log.info(
-            "%s %s in %.0f ms", tool.ref, "ok" if outcome.ok else f"failed ({outcome.error_type})", call.latency_ms
-        )
+            return refusal(run.error or "Bad arguments.", FailureKind.BAD_ARGUMENTS, tool)
+        log.info("%s %s in %.0f ms", tool.ref, "ok" if run.ok else f"failed ({run.error_type})", call.latency_ms)
         if call.quarantined:
             log.warning("%s quarantined after %d consecutive failures", tool.ref, call.stats.consecutive_failures)
-        return tool_result(call.payload(), error=not outcome.ok)
+        return tool_result(call.result())
 
     def _why_not_callable(self, name: str) -> str:
         try:
@@ -182,8 +180,12 @@ def mcp_tool(tool: ToolVersion) -> types.Tool:
     )
 
 
-def tool_result(payload: dict[str, Any], *, error: bool = False) -> types.CallToolResult:
-    """The payload as JSON text (every client reads that) and as structured content."""
+def tool_result(outcome: Outcome) -> types.CallToolResult:
+    """An outcome as MCP sends it: JSON text (every client reads that) and structured content."""
+    return payload_result(outcome.to_message(), error=not outcome.ok)
+
+
+def payload_result(payload: dict[str, Any], *, error: bool = False) -> types.CallToolResult:
     text = json.dumps(payload, ensure_ascii=False, default=str)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],
@@ -193,11 +195,9 @@ def tool_result(payload: dict[str, Any], *, error: bool = False) -> types.CallTo
 
 
 def refusal(message: str, kind: FailureKind, tool: ToolVersion | None = None) -> types.CallToolResult:
-    payload: dict[str, Any] = {"ok": False, "error": message, "error_type": kind}
-    if tool is not None:
-        payload.update(tool=tool.name, version=tool.version)
+    data = {"tool": tool.name, "version": tool.version} if tool is not None else {}
     log.info("refused: %s", message)
-    return tool_result(payload, error=True)
+    return tool_result(Outcome.failed(message, kind, data=data))
 
 
 # --- solve_task: the whole agent as one tool -------------------------------------------
@@ -232,7 +232,7 @@ class TaskSolver:
             "model": report.model,
             "trajectory_file": str(report.trajectory_path) if report.trajectory_path else None,
         }
-        return tool_result(Redactor.from_environment().data(payload), error=not payload["ok"])
+        return payload_result(Redactor.from_environment().data(payload), error=not payload["ok"])
 
 
 def solve_task_tool() -> types.Tool:

@@ -305,7 +305,7 @@ def health_check(
         require_data=True,
         reason="tools test failed",
     )
-    outcome = call.outcome
+    outcome = call.run
     if outcome.ok and tool.spec.tests:
         failed = _failed_case(tool, library=library, runner=runner, actor=actor, quarantine_failing=quarantine_failing)
         if failed is not None:
@@ -347,10 +347,10 @@ def _failed_case(
             quarantine_after=1 if quarantine_failing else None,
             reason="tools test failed",
         )
-        if not call.outcome.ok:
-            kind = call.outcome.error_type or FailureKind.EXCEPTION
-            return call, f"test case {number} failed: {call.outcome.error}", kind
-        wrong = tooltests.problem(case, call.outcome.value)
+        if not call.run.ok:
+            kind = call.run.error_type or FailureKind.EXCEPTION
+            return call, f"test case {number} failed: {call.run.error}", kind
+        wrong = tooltests.problem(case, call.run.value)
         if wrong:
             return call, f"test case {number}: {wrong}", FailureKind.WRONG_VALUE
     return None

@@ -19,15 +19,17 @@ Whoever calls, a call goes the same way, so a tool is judged the same wherever i
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from typing import Any
 
-from toolsmith.isolation import Blame, FailureKind, ToolCallResult
+from toolsmith.calls import Blame, FailureKind, Outcome
+from toolsmith.isolation import ToolCallResult
 from toolsmith.library import ToolLibrary, ToolVersion, UsageStats
 from toolsmith.library.models import ToolSpec
 from toolsmith.library.schema import argument_problems, coerce_arguments
-from toolsmith.sandbox import Sandbox, ToolRunner
+from toolsmith.sandbox import ToolRunner
 
 TRACEBACK_CHARS = 1500  # the tail of a traceback that a payload carries
 
@@ -41,15 +43,13 @@ def prepare_arguments(schema: dict[str, Any], args: dict[str, Any]) -> tuple[dic
 def execute(runner: ToolRunner, spec: ToolSpec, args: dict[str, Any], *, warm: bool = False) -> ToolCallResult:
     """Run ``run(**args)`` of ``spec``'s code: the one place that decides how a tool is executed.
 
-    ``warm`` serves a stored tool from a warm worker (:mod:`toolsmith.isolation.warm`) when
-    the runner is the real sandbox; a tool not stored yet (the gate's trial) runs cold.
+    ``warm`` asks for a warm worker (:mod:`toolsmith.isolation.warm`), which serves a
+    stored tool; a tool not stored yet (the gate's trial) runs cold.
     A sandbox that cannot be had at all (:class:`~toolsmith.errors.SandboxUnavailableError`)
     raises: the user must fix the machine or the setting, and each caller reports that
     its own way.
     """
-    if warm and isinstance(runner, Sandbox):
-        return runner.call_tool(spec.code, args, requirements=spec.requirements, warm=True)
-    return runner.call_tool(spec.code, args, requirements=spec.requirements)
+    return runner.call_tool(spec.code, args, requirements=spec.requirements, warm=warm)
 
 
 def require_value(result: ToolCallResult) -> ToolCallResult:
@@ -76,7 +76,7 @@ class StoredCall:
     """One call of a stored tool version and what it did to the tool's health."""
 
     tool: ToolVersion
-    outcome: ToolCallResult
+    run: ToolCallResult
     stats: UsageStats
     latency_ms: float
     quarantined: bool = False
@@ -84,21 +84,21 @@ class StoredCall:
     @property
     def recorded(self) -> bool:
         """Whether the call counted towards the tool's health (only the tool's own outcomes do)."""
-        return self.outcome.blame in (None, Blame.TOOL)
+        return self.run.blame in (None, Blame.TOOL)
 
-    def payload(self) -> dict[str, Any]:
-        """The result as a model or an MCP client gets it (JSON-able)."""
-        outcome, tool = self.outcome, self.tool
-        data: dict[str, Any] = {"ok": outcome.ok, "tool": tool.name, "version": tool.version}
-        if outcome.ok:
-            data.update(result=outcome.value, source=source_line(tool))
-            return data
-        data.update(error=outcome.error, error_type=outcome.error_type, source=source_line(tool))
-        if outcome.traceback:
-            data["traceback"] = outcome.traceback[-TRACEBACK_CHARS:]
+    def result(self) -> Outcome:
+        """The call as a model or an MCP client gets it: the value with its source, or why not."""
+        run, tool = self.run, self.tool
+        data: dict[str, Any] = {"tool": tool.name, "version": tool.version}
+        if run.ok:
+            data.update(result=run.value, source=source_line(tool))
+            return Outcome.success(data, summary=json.dumps(run.value, ensure_ascii=False, default=str))
+        data["source"] = source_line(tool)
+        if run.traceback:
+            data["traceback"] = run.traceback[-TRACEBACK_CHARS:]
         if self.quarantined:
             data["quarantined"] = True
-        return data
+        return Outcome.failed(run.error or "the tool failed", run.error_type or FailureKind.EXCEPTION, data=data)
 
 
 def call_stored_tool(
@@ -128,7 +128,7 @@ def call_stored_tool(
             error=f"Bad arguments for {tool.name}: {'; '.join(problems)}.",
             error_type=FailureKind.BAD_ARGUMENTS,
         )
-        return StoredCall(tool=tool, outcome=refused, stats=tool.stats, latency_ms=0.0)
+        return StoredCall(tool=tool, run=refused, stats=tool.stats, latency_ms=0.0)
     started = time.monotonic()
     outcome = execute(runner, tool.spec, coerced, warm=warm)
     latency_ms = (time.monotonic() - started) * 1000
@@ -137,7 +137,7 @@ def call_stored_tool(
     if outcome.blame not in (None, Blame.TOOL):
         # The machine could not run the tool (no sandbox, packages not installable): that
         # says nothing about the tool, so its health record is left alone.
-        return StoredCall(tool=tool, outcome=outcome, stats=tool.stats, latency_ms=latency_ms)
+        return StoredCall(tool=tool, run=outcome, stats=tool.stats, latency_ms=latency_ms)
     stats, quarantined = library.record_call_and_quarantine(
         tool.name,
         tool.version,
@@ -148,7 +148,7 @@ def call_stored_tool(
         actor=actor,
         reason=f"{reason}: {outcome.error}" if reason else None,
     )
-    return StoredCall(tool=tool, outcome=outcome, stats=stats, latency_ms=latency_ms, quarantined=quarantined)
+    return StoredCall(tool=tool, run=outcome, stats=stats, latency_ms=latency_ms, quarantined=quarantined)
 
 
 def source_line(tool: ToolVersion) -> str:

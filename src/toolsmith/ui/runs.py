@@ -3,9 +3,11 @@
 A trajectory (see :mod:`toolsmith.agent.trajectory`) is JSON lines: one ``event`` line per
 agent event as it happened and one ``task`` line per finished task. This module turns a
 file into :class:`Run` → :class:`RunTask` → :class:`Step`, pairing each tool call with
-its result. It reads what is there and never trusts it: a damaged line is counted and
-skipped, a run cut off mid-task shows as unfinished, an oversized file is read up to a
-cap, and only plain file names inside the trajectories directory can be opened.
+its result. Each line is read back as the typed event or task record it stands for
+(:func:`toolsmith.events.read_event`, :meth:`toolsmith.records.TaskResult.from_record`).
+It reads what is there and never trusts it: a damaged line is counted and skipped, a
+run cut off mid-task shows as unfinished, an oversized file is read up to a cap, and only
+plain file names inside the trajectories directory can be opened.
 """
 
 from __future__ import annotations
@@ -18,6 +20,21 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from toolsmith.calls import Call, Outcome
+from toolsmith.events import (
+    Event,
+    FinalAnswer,
+    GuardFired,
+    ModelRetry,
+    ModelUsage,
+    TaskFinished,
+    TaskStarted,
+    ToolCalled,
+    ToolResult,
+    read_event,
+)
+from toolsmith.records import TaskResult
+
 MAX_BYTES = 32 * 1024 * 1024  # read at most this much of one trajectory
 MAX_RUNS = 500  # the runs page lists the newest this many files
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.jsonl$")
@@ -25,17 +42,29 @@ _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.jsonl$")
 
 @dataclass
 class ToolStep:
-    """One tool call and (once it returned) its result."""
+    """One tool call and (once it returned) its outcome."""
 
-    call_id: str
-    name: str
-    arguments: Any
-    origin: str = "model"
+    call: Call
     library: bool = False
-    ok: bool | None = None
-    summary: str = ""
+    outcome: Outcome | None = None
     wall_s: float | None = None
-    data: Any = None
+
+    @property
+    def name(self) -> str:
+        return self.call.name
+
+    @property
+    def ok(self) -> bool | None:
+        return None if self.outcome is None else self.outcome.ok
+
+    @property
+    def summary(self) -> str:
+        return "" if self.outcome is None else self.outcome.line
+
+    @property
+    def message(self) -> dict[str, Any] | None:
+        """The outcome as the model read it."""
+        return None if self.outcome is None else self.outcome.to_message()
 
 
 @dataclass
@@ -43,10 +72,10 @@ class Step:
     """One agent step: the model call that opened it and what followed."""
 
     number: int
-    model: dict[str, Any] | None = None
+    model: ModelUsage | None = None
     tools: list[ToolStep] = field(default_factory=list)
-    guards: list[dict[str, Any]] = field(default_factory=list)
-    retries: list[dict[str, Any]] = field(default_factory=list)
+    guards: list[GuardFired] = field(default_factory=list)
+    retries: list[ModelRetry] = field(default_factory=list)
 
 
 @dataclass
@@ -58,8 +87,8 @@ class RunTask:
     started_at: float | None = None
     steps: dict[int, Step] = field(default_factory=dict)
     answer: str | None = None
-    finished: dict[str, Any] | None = None
-    record: dict[str, Any] | None = None  # the ``task`` line, written when the task ended
+    finished: TaskFinished | None = None
+    record: TaskResult | None = None  # the ``task`` line, written when the task ended
 
     def step(self, number: int) -> Step:
         return self.steps.setdefault(number, Step(number))
@@ -71,22 +100,26 @@ class RunTask:
     @property
     def status(self) -> str:
         if self.record is not None:
-            return str(self.record.get("status", "?"))
-        return str(self.finished.get("status")) if self.finished else "unfinished"
+            return self.record.status
+        return self.finished.status if self.finished else "unfinished"
 
     @property
     def outcome(self) -> str:
-        source = self.record or self.finished or {}
-        return str(source.get("outcome") or "unfinished")
+        if self.record is not None:
+            return self.record.outcome
+        return self.finished.outcome if self.finished else "unfinished"
+
+    @property
+    def error(self) -> str | None:
+        return self.record.error if self.record is not None else None
 
     @property
     def created(self) -> list[str]:
-        return [str(x) for x in (self.record or {}).get("created") or []]
+        return list(self.record.created) if self.record is not None else []
 
     @property
     def reused(self) -> list[str]:
-        reuse = (self.record or {}).get("reuse") or {}
-        return [str(x) for x in reuse.get("library_tools_called") or []]
+        return list(self.record.reuse_verdict()["library_tools_called"]) if self.record is not None else []
 
     @property
     def model_calls(self) -> int:
@@ -94,17 +127,16 @@ class RunTask:
 
     @property
     def tokens(self) -> int:
-        return sum(int(s.model.get("total_tokens") or 0) for s in self.steps.values() if s.model)
+        return sum(s.model.total_tokens for s in self.steps.values() if s.model)
 
     @property
     def tokens_estimated(self) -> bool:
         """Whether some call's count was estimated from characters (the endpoint sent none)."""
-        return any(bool(s.model.get("estimated")) for s in self.steps.values() if s.model)
+        return any(s.model.estimated for s in self.steps.values() if s.model)
 
     @property
     def cost(self) -> float | None:
-        costs = [_float(s.model.get("cost")) for s in self.steps.values() if s.model]
-        known = [c for c in costs if c is not None]
+        known = [s.model.cost for s in self.steps.values() if s.model and s.model.cost is not None]
         return sum(known) if known else None
 
     @property
@@ -165,14 +197,18 @@ def read_run(path: Path) -> Run:
     tasks: dict[int, RunTask] = {}
     for record in _records(path, run):
         kind = record.get("record")
-        index = _int(record.get("index") if kind == "task" else record.get("task"))
-        task = tasks.setdefault(index, RunTask(index))
-        if kind == "task":
-            task.record = record
-            task.text = task.text or str(record.get("task") or "")
-            task.answer = task.answer if task.answer is not None else record.get("answer")
-        elif kind == "event":
-            _apply(task, record, run)
+        try:
+            if kind == "task":
+                result = TaskResult.from_record(record)
+                task = tasks.setdefault(result.index, RunTask(result.index))
+                task.record = result
+                task.text = task.text or result.task
+                task.answer = task.answer if task.answer is not None else result.answer
+            elif kind == "event":
+                event = read_event(record)
+                _apply(tasks.setdefault(event.task, RunTask(event.task)), event, run)
+        except ValueError:  # a line that is not what it says (EventDecodeError included)
+            run.damaged_lines += 1
     run.tasks = [tasks[i] for i in sorted(tasks)]
     return run
 
@@ -203,61 +239,34 @@ def _records(path: Path, run: Run) -> list[dict[str, Any]]:
     return found
 
 
-def _apply(task: RunTask, event: dict[str, Any], run: Run) -> None:
-    kind = event.get("type")
-    step = _int(event.get("step"))
-    if kind == "task_started":
-        task.text = str(event.get("text") or "")
-        task.started_at = _float(event.get("at"))
-        run.session_id = run.session_id or str(event.get("session_id") or "")
-    elif kind == "model_usage":
-        task.step(step).model = event
-    elif kind == "tool_called":
-        task.step(step).tools.append(
-            ToolStep(
-                call_id=str(event.get("call_id") or ""),
-                name=str(event.get("name") or "?"),
-                arguments=event.get("arguments"),
-                origin=str(event.get("origin") or "model"),
-                library=bool(event.get("library")),
-            )
-        )
-    elif kind == "tool_result":
-        _attach_result(task.step(step), event)
-    elif kind == "guard_fired":
-        task.step(step).guards.append(event)
-    elif kind == "model_retry":
+def _apply(task: RunTask, event: Event, run: Run) -> None:
+    if isinstance(event, TaskStarted):
+        task.text = event.text
+        task.started_at = event.at
+        run.session_id = run.session_id or event.session_id
+    elif isinstance(event, ModelUsage):
+        task.step(event.step).model = event
+    elif isinstance(event, ToolCalled):
+        task.step(event.step).tools.append(ToolStep(call=event.call, library=event.library))
+    elif isinstance(event, ToolResult):
+        _attach_result(task.step(event.step), event)
+    elif isinstance(event, GuardFired):
+        task.step(event.step).guards.append(event)
+    elif isinstance(event, ModelRetry):
         task.step(max(task.steps, default=0)).retries.append(event)
-    elif kind == "final_answer":
-        task.answer = str(event.get("text") or "")
-    elif kind == "task_finished":
+    elif isinstance(event, FinalAnswer):
+        task.answer = event.text
+    elif isinstance(event, TaskFinished):
         task.finished = event
 
 
-def _attach_result(step: Step, event: dict[str, Any]) -> None:
-    call_id = str(event.get("call_id") or "")
-    match = next((t for t in step.tools if t.call_id == call_id and t.ok is None), None)
+def _attach_result(step: Step, event: ToolResult) -> None:
+    match = next((t for t in step.tools if t.call.id == event.call_id and t.outcome is None), None)
     if match is None:  # a result without its call (a damaged file): show it on its own
-        match = ToolStep(call_id=call_id, name=str(event.get("name") or "?"), arguments=None)
+        match = ToolStep(call=Call(event.name, "", id=event.call_id))
         step.tools.append(match)
-    match.ok = bool(event.get("ok"))
-    match.summary = str(event.get("summary") or "")
-    match.wall_s = _float(event.get("wall_s"))
-    match.data = event.get("data")
-
-
-def _int(value: Any) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return 0
-
-
-def _float(value: Any) -> float | None:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return None
+    match.outcome = event.outcome
+    match.wall_s = event.wall_s
 
 
 class RunStore:

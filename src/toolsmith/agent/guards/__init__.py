@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolsmith.agent.guards.base import Call, Draft, Guard, GuardSet, call_key
+from toolsmith.agent.guards.base import Draft, Guard, GuardSet
 from toolsmith.agent.guards.grounding import Grounding, source_names, ungrounded_numbers
 from toolsmith.agent.guards.language import Language, task_language, wrong_language
 from toolsmith.agent.guards.nudge import Nudge
@@ -28,6 +28,7 @@ from toolsmith.agent.guards.reuse_first import ReuseFirst
 from toolsmith.agent.guards.turn_cap import TurnCap
 from toolsmith.agent.guards.unlocking import Unlocking
 from toolsmith.agent.guards.verify import VerifyBeforeCreate
+from toolsmith.calls import Call, call_key
 
 
 def standard_guards() -> list[Guard[Any]]:

@@ -3,10 +3,11 @@
 A guard is a typed object with up to three hooks, each returning a message when the
 guard steps in and ``None`` otherwise:
 
-* ``before_call``: a parsed tool call is about to run; a message refuses it, and the
-  model gets the message as the call's error result;
-* ``after_result``: a call has a result; a message is added to it as an intervention
-  (every guard sees every result, so counting guards never miss one);
+* ``before_call``: a tool call is about to run; a message refuses it (a
+  :class:`~toolsmith.calls.Refusal`), and the model gets the message as the call's error;
+* ``after_result``: a call has an :class:`~toolsmith.calls.Outcome`; a message is added to
+  it as an intervention note (every guard sees every outcome, so counting guards never
+  miss one);
 * ``before_answer``: the model offered a final answer; a message is sent back as a
   reminder, and the model answers again.
 
@@ -18,37 +19,15 @@ order, stops at the first that steps in, and is the only place that emits
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar, cast
 
 from toolsmith.agent.context import TaskContext
-from toolsmith.events import GuardFired
+from toolsmith.calls import Call, Note, NoteKind, Outcome, Refusal
+from toolsmith.events import GuardFired, GuardHook
 
 S = TypeVar("S")
-
-
-def call_key(name: str, arguments: Any) -> str:
-    """One string per distinct call: the same tool with the same arguments, in any key order."""
-    try:
-        canonical = json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        canonical = repr(arguments)
-    return f"{name}:{canonical}"
-
-
-@dataclass(frozen=True)
-class Call:
-    """A tool call as the guards see it: ``arguments`` is the raw text when it did not parse."""
-
-    name: str
-    arguments: Any
-    origin: str = "model"
-
-    @property
-    def key(self) -> str:
-        return call_key(self.name, self.arguments)
 
 
 @dataclass(frozen=True)
@@ -90,7 +69,7 @@ class Guard(Generic[S]):
     def before_call(self, ctx: TaskContext, call: Call) -> str | None:
         return None
 
-    def after_result(self, ctx: TaskContext, call: Call, result: dict[str, Any]) -> str | None:
+    def after_result(self, ctx: TaskContext, call: Call, outcome: Outcome) -> str | None:
         return None
 
     def before_answer(self, ctx: TaskContext, draft: Draft) -> str | None:
@@ -111,32 +90,31 @@ class GuardSet:
     def names(self) -> list[str]:
         return [g.name for g in self.guards]
 
-    def before_call(self, ctx: TaskContext, call: Call) -> dict[str, Any] | None:
-        """The refusal result for this call, or ``None`` to let it run."""
+    def before_call(self, ctx: TaskContext, call: Call) -> Refusal | None:
+        """The refusal of this call, or ``None`` to let it run."""
         for guard in self._ready(ctx):
             message = guard.before_call(ctx, call)
             if message:
-                self._fired(ctx, guard, message)
-                return {"ok": False, "guard": guard.name, "error": message}
+                self._fired(ctx, guard, message, GuardHook.BEFORE_CALL)
+                return Refusal(guard.name, message)
         return None
 
-    def after_result(self, ctx: TaskContext, call: Call, result: dict[str, Any]) -> None:
-        """Let every guard see the result (each may keep count); their messages annotate it."""
-        messages = []
+    def after_result(self, ctx: TaskContext, call: Call, outcome: Outcome) -> Outcome:
+        """Let every guard see the outcome (each may keep count); their messages are added as notes."""
+        notes = []
         for guard in self._ready(ctx):
-            message = guard.after_result(ctx, call, result)
+            message = guard.after_result(ctx, call, outcome)
             if message:
-                self._fired(ctx, guard, message)
-                messages.append(message)
-        if messages:
-            result["intervention"] = " ".join(messages)
+                self._fired(ctx, guard, message, GuardHook.AFTER_RESULT)
+                notes.append(Note(NoteKind.INTERVENTION, message, guard.name))
+        return outcome.noted(*notes)
 
     def before_answer(self, ctx: TaskContext, draft: Draft) -> str | None:
         """The reminder to send instead of accepting the answer, or ``None``."""
         for guard in self._ready(ctx):
             message = guard.before_answer(ctx, draft)
             if message:
-                self._fired(ctx, guard, message)
+                self._fired(ctx, guard, message, GuardHook.BEFORE_ANSWER)
                 return message
         return None
 
@@ -149,6 +127,6 @@ class GuardSet:
         return ready
 
     @staticmethod
-    def _fired(ctx: TaskContext, guard: Guard[Any], message: str) -> None:
+    def _fired(ctx: TaskContext, guard: Guard[Any], message: str, hook: GuardHook) -> None:
         ctx.guard_fired[guard.name] += 1
-        ctx.send(GuardFired(task=ctx.index, step=ctx.step, guard=guard.name, message=message))
+        ctx.send(GuardFired(task=ctx.index, step=ctx.step, guard=guard.name, message=message, hook=hook))

@@ -9,10 +9,11 @@ version of the tool it called: after a repair the same arguments run different c
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from toolsmith.agent.context import TaskContext
-from toolsmith.agent.guards.base import Call, Guard
+from toolsmith.agent.guards.base import Guard
+from toolsmith.calls import Call, Outcome
 
 REPEAT_LIMIT = 3
 
@@ -38,14 +39,14 @@ class Repeat(Guard[Counter[str]]):
             "the user honestly that it cannot be done."
         )
 
-    def after_result(self, ctx: TaskContext, call: Call, result: dict[str, Any]) -> str | None:
-        if result.get("guard") == self.name:
+    def after_result(self, ctx: TaskContext, call: Call, outcome: Outcome) -> str | None:
+        if outcome.refusal is not None and outcome.refusal.guard == self.name:
             return None  # its own refusal: the call did not run, nothing new to count
         failures = self.state(ctx)
-        if result.get("ok"):
+        if outcome.ok:
             failures.pop(call.key, None)
-            if call.name == "create_tool" and isinstance(call.arguments, dict):
-                self._forget_tool(failures, str(call.arguments.get("name") or ""))
+            if call.name == "create_tool":
+                self._forget_tool(failures, str(call.args.get("name") or ""))
             return None
         failures[call.key] += 1
         if failures[call.key] < self.repeat_limit:

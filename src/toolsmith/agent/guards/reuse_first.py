@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from toolsmith.agent.context import TaskContext
-from toolsmith.agent.guards.base import Call, Guard
+from toolsmith.agent.guards.base import Guard
+from toolsmith.calls import Call
 
 _BUILDING = ("web_search", "create_tool")
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 from toolsmith.agent.context import TaskContext
-from toolsmith.agent.guards.base import Call, Guard
-from toolsmith.calls import META_TOOL_NAMES
+from toolsmith.agent.guards.base import Guard
+from toolsmith.calls import META_TOOL_NAMES, Call
 from toolsmith.errors import LibraryError
 
 

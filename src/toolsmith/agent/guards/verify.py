@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 from toolsmith.agent.context import TaskContext
-from toolsmith.agent.guards.base import Call, Guard
+from toolsmith.agent.guards.base import Guard
+from toolsmith.calls import Call
 
 
 class VerifyBeforeCreate(Guard[None]):

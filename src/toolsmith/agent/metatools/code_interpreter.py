@@ -11,8 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from toolsmith.agent.context import TaskContext
+from toolsmith.calls import Note, NoteKind, Outcome
 from toolsmith.errors import InstallError, PackageError, PackageRefused
 from toolsmith.gate.verification import judge
+from toolsmith.isolation import ExecResult
 from toolsmith.model.replies import usable_code
 
 NOT_VERIFIED_NOTE = (
@@ -47,22 +49,21 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def handle(ctx: TaskContext, args: dict[str, Any]) -> dict[str, Any]:
+def handle(ctx: TaskContext, args: dict[str, Any]) -> Outcome:
     code = usable_code(args["code"])
     timeout = _timeout(args.get("timeout"), ctx.settings.limits.timeout_s)
     try:
         run = ctx.sandbox.run_code(code, pip_install=args.get("pip_install"), timeout_s=timeout)
     except PackageRefused as exc:
-        return {"ok": False, "error": str(exc), "refused": exc.requirement, "suggestion": exc.suggestion}
+        return Outcome.failed(str(exc), data={"refused": exc.requirement, "suggestion": exc.suggestion})
     except InstallError as exc:
-        return {"ok": False, "error": str(exc), "stderr": exc.stderr[-2000:]}
+        return Outcome.failed(str(exc), data={"stderr": exc.stderr[-2000:]})
     except PackageError as exc:
-        return {"ok": False, "error": str(exc)}
+        return Outcome.failed(str(exc))
     for requirement in run.installed:
         ctx.installed[requirement.name] = requirement
     result = run.exec
-    payload: dict[str, Any] = {
-        "ok": result.ok,
+    data: dict[str, Any] = {
         "exit_code": result.exit_code,
         "stdout": result.stdout,
         "stderr": result.stderr,
@@ -71,15 +72,32 @@ def handle(ctx: TaskContext, args: dict[str, Any]) -> dict[str, Any]:
         "wall_s": result.wall_s,
         "installed": [r.pin for r in run.installed],
     }
+    notes = []
     if result.truncated:
-        payload["note"] = "Output was longer than the sandbox cap; the middle was cut."
+        notes.append("Output was longer than the sandbox cap; the middle was cut.")
     verdict = judge(result.ok, result.stdout)
     if verdict.verified:
         ctx.verified_outputs.append(verdict.evidence)
     elif result.ok:
-        payload["note"] = NOT_VERIFIED_NOTE.format(reason=verdict.reason)
-        payload["verified"] = False
-    return payload
+        notes = [NOT_VERIFIED_NOTE.format(reason=verdict.reason)]
+        data["verified"] = False
+    summary = result.stdout.strip() or "(no output)"
+    return Outcome(
+        ok=result.ok,
+        data=data,
+        error=None if result.ok else _failure(result),
+        summary=summary,
+        notes=tuple(Note(NoteKind.NOTE, n) for n in notes),
+    )
+
+
+def _failure(result: ExecResult) -> str:
+    """Why a run failed, in one line a model can act on (stderr holds the details)."""
+    if result.timed_out:
+        return f"the code did not finish within its timeout ({result.wall_s:.0f} s) and was killed"
+    if result.killed_by:
+        return f"the code was stopped ({result.killed_by})"
+    return f"the code exited with code {result.exit_code}: see stderr"
 
 
 def _timeout(value: Any, default: float) -> float:

@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from toolsmith.agent.context import TaskContext
+from toolsmith.calls import Outcome
 from toolsmith.errors import ToolNotFoundError
 from toolsmith.library import Status, ToolVersion
 from toolsmith.library import testcases as tooltests
@@ -88,19 +89,17 @@ _STOP = frozenset(
 )
 
 
-def handle(ctx: TaskContext, args: dict[str, Any]) -> dict[str, Any]:
+def handle(ctx: TaskContext, args: dict[str, Any]) -> Outcome:
     try:
         spec = _spec(ctx, args)
     except ValueError as exc:
-        return {"ok": False, "error": f"create_tool refused: {exc}", "stored": False}
+        return _refused(f"create_tool refused: {exc}")
     if Redactor.from_environment().contains_secret(json.dumps(spec.canonical(), ensure_ascii=False)):
         # Tool records are shared and exported; a key written into one would leak with it.
-        return {
-            "ok": False,
-            "error": "The tool contains a secret (an API key or token). Tools must not "
-            "embed credentials; use a key-free library or service.",
-            "stored": False,
-        }
+        return _refused(
+            "The tool contains a secret (an API key or token). Tools must not "
+            "embed credentials; use a key-free library or service."
+        )
     stop = _duplicate_stop(ctx, spec)
     if stop is not None:
         return stop
@@ -113,12 +112,7 @@ def handle(ctx: TaskContext, args: dict[str, Any]) -> dict[str, Any]:
             if inherited and report.failed == "tests"
             else ""
         )
-        return {
-            "ok": False,
-            "check": report.failed,
-            "error": f"The gate refused the tool ({report.failed}): {report.reason}{hint}",
-            "stored": False,
-        }
+        return _refused(f"The gate refused the tool ({report.failed}): {report.reason}{hint}", check=report.failed)
     gate = report.to_dict()
     skip = str(args.get("parent_tests_skip_reason") or "").strip()
     if skip:
@@ -126,16 +120,20 @@ def handle(ctx: TaskContext, args: dict[str, Any]) -> dict[str, Any]:
     stored = _store(ctx, replace(spec, parameters=report.parameters or spec.parameters), gate)
     ctx.unlock(stored)
     ctx.created.append(stored)
-    return {
-        "ok": True,
+    data = {
         "name": stored.name,
         "version": stored.version,
         "status": stored.status.value,
         "hash": stored.hash,
         "requirements": [r.pin for r in stored.spec.requirements],
         "test_result": report.result,
-        "note": _stored_note(ctx, stored),
     }
+    return Outcome.success(data, summary=f"stored {stored.ref}", note=_stored_note(ctx, stored))
+
+
+def _refused(error: str, **data: Any) -> Outcome:
+    """A tool that was not stored, and why."""
+    return Outcome.failed(error, data={**{k: v for k, v in data.items() if v is not None}, "stored": False})
 
 
 def _stored_note(ctx: TaskContext, stored: ToolVersion) -> str:
@@ -169,7 +167,7 @@ def _spec(ctx: TaskContext, args: dict[str, Any]) -> ToolSpec:
         parameters=parameters if isinstance(parameters, dict) else {},
         code=usable_code(str(args["code"])),
         test_args=test_args if isinstance(test_args, dict) else {},
-        requirements=pins.tool_requirements(usable_code(str(args["code"])), ctx.installed, _environment(ctx)),
+        requirements=pins.tool_requirements(usable_code(str(args["code"])), ctx.installed, ctx.sandbox.packages),
         keywords=tuple(str(k)[:60] for k in keywords[:20]),
         tests=tooltests.normalise_cases(args.get("tests")),
     )
@@ -184,11 +182,6 @@ def _with_parent_tests(ctx: TaskContext, spec: ToolSpec, skip_reason: Any) -> tu
     inherited = ({"args": dict(parent.spec.test_args)}, *parent.spec.tests)
     merged = tooltests.merge(spec.tests, tuple(c for c in inherited if c["args"] != spec.test_args))
     return replace(spec, tests=merged), len(merged) - len(spec.tests)
-
-
-def _environment(ctx: TaskContext) -> pins.Environment | None:
-    env = getattr(ctx.sandbox, "env", None)
-    return env if env is not None and hasattr(env, "site_packages") and hasattr(env, "closure") else None
 
 
 def _sources(ctx: TaskContext, spec: ToolSpec) -> tuple[str, ...]:
@@ -231,16 +224,14 @@ def _store(ctx: TaskContext, spec: ToolSpec, gate: dict[str, Any]) -> ToolVersio
 # -- deduplication -----------------------------------------------------------------------
 
 
-def _duplicate_stop(ctx: TaskContext, spec: ToolSpec) -> dict[str, Any] | None:
+def _duplicate_stop(ctx: TaskContext, spec: ToolSpec) -> Outcome | None:
     """Refuse identical code; report a close match once so the model can choose."""
     for tool in ctx.library.find_by_code_hash(spec.code_hash()):
         ctx.unlock(tool)
-        return {
-            "ok": False,
-            "duplicate": tool.ref,
-            "error": f"Identical code is already stored as {tool.ref}. Reuse it instead (it is now callable).",
-            "stored": False,
-        }
+        return _refused(
+            f"Identical code is already stored as {tool.ref}. Reuse it instead (it is now callable).",
+            duplicate=tool.ref,
+        )
     if spec.name in ctx.failed_library_tools or spec.name in ctx.dedup_warned:
         # Repairing a tool that failed in this task, or the model was told about the
         # match and asked again: a new version (or a separate tool) is its choice.
@@ -258,14 +249,12 @@ def _duplicate_stop(ctx: TaskContext, spec: ToolSpec) -> dict[str, Any] | None:
         else f"The active tool {tool.ref} looks like the same capability (similarity {score:.2f})."
     )
     then = "a new version of it." if same else "a separate tool."
-    return {
-        "ok": False,
-        "similar": tool.ref,
-        "similarity": round(score, 2),
-        "existing": {"name": tool.name, "description": tool.spec.description, "parameters": tool.spec.parameters},
-        "error": f"{advice} Reuse it (it is now callable), or call create_tool again to store this as {then}",
-        "stored": False,
-    }
+    return _refused(
+        f"{advice} Reuse it (it is now callable), or call create_tool again to store this as {then}",
+        similar=tool.ref,
+        similarity=round(score, 2),
+        existing={"name": tool.name, "description": tool.spec.description, "parameters": tool.spec.parameters},
+    )
 
 
 def _candidates(ctx: TaskContext, spec: ToolSpec) -> list[ToolVersion]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolsmith.agent.context import TaskContext
+from toolsmith.calls import Note, NoteKind, Outcome
 
 SCHEMA: dict[str, Any] = {
     "type": "function",
@@ -39,7 +40,7 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def handle(ctx: TaskContext, args: dict[str, Any]) -> dict[str, Any]:
+def handle(ctx: TaskContext, args: dict[str, Any]) -> Outcome:
     url = str(args["url"])
     # Only what the model asked for is passed, so a reader that takes a URL alone still works.
     options = {key: args[key] for key in ("section", "offset") if args.get(key) not in (None, "")}
@@ -47,4 +48,9 @@ def handle(ctx: TaskContext, args: dict[str, Any]) -> dict[str, Any]:
     if result.get("ok"):
         # A package page is fetched as index metadata; the page itself is the source to cite.
         ctx.add_source(url if result.get("package") else str(result.get("final_url") or url))
-    return result
+    data = {k: v for k, v in result.items() if k not in ("ok", "error", "note")}
+    notes = (Note(NoteKind.NOTE, str(result["note"])),) if result.get("note") else ()
+    if not result.get("ok"):
+        return Outcome.failed(str(result.get("error") or "read_webpage failed"), data=data, notes=notes)
+    title = str(result.get("title") or result.get("final_url") or url)
+    return Outcome(ok=True, data=data, summary=f"{title} ({len(str(result.get('text', '')))} chars)", notes=notes)

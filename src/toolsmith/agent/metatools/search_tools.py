@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolsmith.agent.context import TaskContext
+from toolsmith.calls import Outcome
 
 MAX_LIMIT = 20
 
@@ -34,26 +35,28 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def handle(ctx: TaskContext, args: dict[str, Any]) -> dict[str, Any]:
+def handle(ctx: TaskContext, args: dict[str, Any]) -> Outcome:
     limit = _limit(args.get("limit"))
     hits = ctx.library.search(str(args["query"]), limit=limit, floor=ctx.settings.search_floor)
+    ctx.last_hits = list(hits)
     for hit in hits:
         ctx.unlock(hit.tool)
         ctx.search_hits.add(hit.tool.name)
     if not hits:
-        return {
-            "ok": True,
-            "results": [],
-            "note": (
+        return Outcome.success(
+            {"results": []},
+            summary="no results",
+            note=(
                 "No stored tool matches. Build one: web_search for a key-free open-source "
                 "library, read its docs, verify it with code_interpreter, then create_tool."
             ),
-        }
-    return {
-        "ok": True,
-        "results": [hit.to_dict() for hit in hits],
-        "note": "These tools are now callable by name. If one fits the task, call it and answer.",
-    }
+        )
+    names = ", ".join(hit.tool.name for hit in hits[:4])
+    return Outcome.success(
+        {"results": [hit.to_dict() for hit in hits]},
+        summary=f"{len(hits)} result(s): {names}",
+        note="These tools are now callable by name. If one fits the task, call it and answer.",
+    )
 
 
 def _limit(value: Any) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolsmith.agent.context import TaskContext
+from toolsmith.calls import Note, NoteKind, Outcome
 from toolsmith.web.search import DEFAULT_RESULTS, MAX_RESULTS
 
 SCHEMA: dict[str, Any] = {
@@ -33,5 +34,18 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def handle(ctx: TaskContext, args: dict[str, Any]) -> dict[str, Any]:
-    return ctx.web.search(str(args["query"]), args.get("num_results"))
+def handle(ctx: TaskContext, args: dict[str, Any]) -> Outcome:
+    found = ctx.web.search(str(args["query"]), args.get("num_results"))
+    results = found.get("results") or []
+    names = [str(r.get("name") or r.get("title") or r.get("url")) for r in results[:4] if isinstance(r, dict)]
+    summary = f"{len(results)} result(s): " + ", ".join(names) if names else "no results"
+    return _outcome(found, summary)
+
+
+def _outcome(found: dict[str, Any], summary: str) -> Outcome:
+    """The search's answer (JSON from the web layer) as an outcome."""
+    data = {k: v for k, v in found.items() if k not in ("ok", "error", "note")}
+    notes = (Note(NoteKind.NOTE, str(found["note"])),) if found.get("note") else ()
+    if found.get("ok"):
+        return Outcome(ok=True, data=data, summary=summary, notes=notes)
+    return Outcome.failed(str(found.get("error") or "web_search failed"), data=data, notes=notes)
