@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any
 
+from toolsmith.limits import Limits
+
 
 class Blame(Enum):
     """Whose fault a failed call is."""
@@ -85,6 +87,26 @@ _MACHINE = frozenset(
 )
 
 
+class Limit(str, Enum):
+    """A sandbox limit a run can be seen to reach, named in messages with its setting."""
+
+    MEMORY = "memory"
+    PROCESSES = "processes"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def setting(self) -> str:
+        return "sandbox.memory_mb" if self is Limit.MEMORY else "sandbox.max_procs"
+
+    def reached(self, limits: Limits) -> str:
+        """The sentence a failure message carries when this limit was reached."""
+        if self is Limit.MEMORY:
+            return f"the sandbox's memory limit ({limits.memory_mb} MB, {self.setting}) was reached"
+        return f"the sandbox's process limit ({limits.max_procs} processes, {self.setting}) was reached"
+
+
 @dataclass(frozen=True)
 class ExecResult:
     """What happened when a process ran in the sandbox.
@@ -92,7 +114,9 @@ class ExecResult:
     ``killed_by`` names what stopped the run early: ``"timeout"``, a limit such as
     ``"memory"`` or ``"cpu"``, or a signal name such as ``"SIGKILL"``; ``None`` when the
     process exited on its own. ``truncated`` is true when either stream hit the byte cap
-    (the middle was dropped and a notice inserted).
+    (the middle was dropped and a notice inserted). ``limits_reached`` lists the limits
+    the kernel saw the run reach (its cgroup's pids cap refused a fork, the OOM killer
+    ran), however the run ended.
     """
 
     stdout: str
@@ -104,6 +128,7 @@ class ExecResult:
     truncated: bool = False
     backend: str = ""
     network: bool = True
+    limits_reached: tuple[Limit, ...] = ()
 
     @property
     def ok(self) -> bool:
