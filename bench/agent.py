@@ -30,15 +30,15 @@ from pathlib import Path
 from typing import Any
 
 from agent_scenario import run_scenario
-from toolsmith.agent import Agent
+from toolsmith.agent.loop import Agent
+from toolsmith.agent.offline import TASKS, evolve_policy, no_web, reuse_policy
 from toolsmith.config import Settings
+from toolsmith.config.providers import ProviderConfig
 from toolsmith.library import ToolLibrary
 from toolsmith.model import ModelReply
 from toolsmith.model.client import ChatModel
-from toolsmith.offline import TASKS, evolve_policy, no_web, reuse_policy
-from toolsmith.providers import ProviderConfig
 from toolsmith.records import TaskResult
-from toolsmith.runtime import Sandbox
+from toolsmith.sandbox import Sandbox
 from toolsmith.testing import ScriptedModel, ScriptedServer
 
 EVOLVE_TASK, REUSE_TASK = TASKS

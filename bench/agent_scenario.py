@@ -24,19 +24,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from toolsmith import gate as gate_module
-from toolsmith.agent import Agent
+from toolsmith.agent.context import WebAccess
+from toolsmith.agent.loop import Agent
+from toolsmith.agent.metatools import code_interpreter, create_tool
+from toolsmith.agent.trajectory import TaskResult
 from toolsmith.config import Settings
-from toolsmith.context import WebAccess
+from toolsmith.config.providers import ProviderConfig
+from toolsmith.gate import core as gate_module
+from toolsmith.gate.verification import Verdict
 from toolsmith.library import ToolLibrary
-from toolsmith.metatools import code_interpreter, create_tool
 from toolsmith.model import ModelReply
 from toolsmith.model.client import ChatModel
-from toolsmith.providers import ProviderConfig
-from toolsmith.runtime import Sandbox
+from toolsmith.sandbox import Sandbox
 from toolsmith.testing import ScriptedModel, ScriptedServer, final, last_tool_result, reply, tool_call
-from toolsmith.trajectory import TaskResult
-from toolsmith.verification import Verdict
 
 Messages = list[dict[str, Any]]
 
@@ -371,7 +371,7 @@ def _old_generality(tree: Any, test_args: dict[str, Any], parameters: Any = None
     """Before: a test value anywhere in a string or number literal (docstrings aside) was baked in."""
     import ast
 
-    from toolsmith import generality
+    from toolsmith.gate import generality
 
     docstrings = {
         id(node.body[0].value)

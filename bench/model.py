@@ -14,8 +14,8 @@ import argparse
 import statistics
 import time
 
+from toolsmith.config.providers import ProviderConfig
 from toolsmith.model.client import ChatModel
-from toolsmith.providers import ProviderConfig
 from toolsmith.testing import ScriptedModel, ScriptedServer, final
 
 USER = [{"role": "user", "content": "Say something."}]

@@ -32,11 +32,11 @@ from pathlib import Path
 
 from sandbox_warm import bench_warm
 from toolsmith.config import Settings
+from toolsmith.isolation import cgroups
+from toolsmith.isolation.bwrap import BwrapBackend, probe
+from toolsmith.isolation.process import ProcessBackend
 from toolsmith.packages.env import PackageEnv, find_uv
-from toolsmith.runtime import Sandbox
-from toolsmith.sandbox import cgroups
-from toolsmith.sandbox.bwrap import BwrapBackend, probe
-from toolsmith.sandbox.process import ProcessBackend
+from toolsmith.sandbox import Sandbox
 
 TOOL = "def run(x):\n    return x + 1\n"
 

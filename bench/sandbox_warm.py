@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from toolsmith.config import Settings
+from toolsmith.isolation.bwrap import BwrapBackend, probe
 from toolsmith.library import Provenance, Status, ToolLibrary, ToolSpec
 from toolsmith.packages.requirement import Requirement
-from toolsmith.runtime import Sandbox
-from toolsmith.sandbox.bwrap import BwrapBackend, probe
+from toolsmith.sandbox import Sandbox
 
 PARAMS = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
 TARGET_MS = {"trivial": 5.0, "package": 10.0}

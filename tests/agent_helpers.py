@@ -8,14 +8,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from toolsmith.agent import Agent
+from toolsmith.agent.context import WebAccess
+from toolsmith.agent.loop import Agent
 from toolsmith.config import Settings
-from toolsmith.context import WebAccess
+from toolsmith.config.providers import ProviderConfig
 from toolsmith.events import Event
 from toolsmith.library import ToolLibrary
 from toolsmith.model.client import ChatModel
-from toolsmith.providers import ProviderConfig
-from toolsmith.runtime import Sandbox
+from toolsmith.sandbox import Sandbox
 from toolsmith.testing import ScriptedModel, ScriptedServer, final, last_tool_result, reply, tool_call
 
 DAYS_CODE = """\

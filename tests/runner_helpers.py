@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from toolsmith.isolation import ToolCallResult
 from toolsmith.packages.requirement import Requirement
-from toolsmith.sandbox import ToolCallResult
 
 
 @dataclass(frozen=True)
@@ -18,7 +18,7 @@ class RunnerCall:
 
 
 class ScriptedRunner:
-    """Implements :class:`toolsmith.runtime.ToolRunner`; each call takes the next result."""
+    """Implements :class:`toolsmith.sandbox.ToolRunner`; each call takes the next result."""
 
     def __init__(self, *results: ToolCallResult) -> None:
         self.results = list(results)

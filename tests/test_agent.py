@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from agent_helpers import VERIFY, answer_from_tool, create_days_tool, evolve_script, last_tool_result, rig
-from toolsmith import prompts
+from toolsmith.agent import prompts
+from toolsmith.agent.metatools.create_tool import task_arguments
+from toolsmith.agent.toolbox import RESULT_CHARS
 from toolsmith.errors import ModelConfigError
 from toolsmith.events import TaskFinished
 from toolsmith.library import Status
-from toolsmith.metatools.create_tool import task_arguments
 from toolsmith.testing import final, reply, tool_call
-from toolsmith.toolbox import RESULT_CHARS
 
 
 @pytest.mark.slow

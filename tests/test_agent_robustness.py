@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from agent_helpers import DAYS_CODE, VERIFY, answer_from_tool, create_days_tool, evolve_script, rig
-from toolsmith.context import WebAccess
+from toolsmith.agent.context import WebAccess
 from toolsmith.model import ModelReply, ToolCallRequest
+from toolsmith.model.replies import strip_thinking, text_tool_calls, usable_code
 from toolsmith.redaction import encodable
-from toolsmith.replies import strip_thinking, text_tool_calls, usable_code
 from toolsmith.testing import final, reply, tool_call, transcript_problem
 
 PRINT = {"code": "print(41 + 1)"}

@@ -12,8 +12,8 @@ import pytest
 
 from agent_helpers import evolve_script, make_settings
 from cli_helpers import run_toolsmith
-from toolsmith.providers import ProviderConfig
-from toolsmith.session import run_session
+from toolsmith.agent.session import run_session
+from toolsmith.config.providers import ProviderConfig
 from toolsmith.testing import ScriptedModel, ScriptedServer, final, reply, tool_call
 
 pytestmark = pytest.mark.slow  # whole processes per test: the full suite runs these, scripts/test --fast skips them

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from agent_helpers import VERIFY, answer_from_tool, evolve_script, rig
-from toolsmith import guards
+from toolsmith.agent import guards
 from toolsmith.testing import final, last_tool_result, reply, tool_call
 
 TASK = "How many days between 2020-01-01 and 2020-03-01?"

@@ -29,10 +29,10 @@ from typer.testing import CliRunner
 
 from toolsmith.cli import tools as cli
 from toolsmith.config import Settings
+from toolsmith.isolation import bwrap as bwrap_module
 from toolsmith.library import Provenance, ToolLibrary, ToolSpec
-from toolsmith.runtime import Sandbox
-from toolsmith.sandbox import bwrap as bwrap_module
-from toolsmith.toolcall import call_stored_tool
+from toolsmith.sandbox import Sandbox
+from toolsmith.service.toolcall import call_stored_tool
 
 pytestmark = pytest.mark.slow  # whole processes per test: the full suite runs these, scripts/test --fast skips them
 

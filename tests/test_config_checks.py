@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from toolsmith import config
+from toolsmith.config import settings as config
 from toolsmith.cli import tools
 from toolsmith.cli.common import EXIT_CONFIG
 from toolsmith.config import CONFIG_KEYS, DEFAULTS, Settings
@@ -113,7 +113,7 @@ def test_an_unread_toolsmith_variable_is_named_with_the_nearest_known_one() -> N
 
 def test_every_toolsmith_variable_the_project_reads_is_known() -> None:
     """A variable read somewhere but missing from the list would be reported as a typo."""
-    root = Path(config.__file__).resolve().parents[2]
+    root = Path(config.__file__).resolve().parents[3]
     files = [
         *(root / "src").rglob("*.py"),
         *(root / "tests").rglob("*.py"),

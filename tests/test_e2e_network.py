@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from toolsmith.agent import Agent, default_web
+from toolsmith.agent.loop import Agent, default_web
 from toolsmith.config import Settings
+from toolsmith.config.providers import ProviderConfig
 from toolsmith.library import ToolLibrary
 from toolsmith.model import ModelReply
 from toolsmith.model.client import ChatModel
-from toolsmith.providers import ProviderConfig
-from toolsmith.runtime import Sandbox
+from toolsmith.sandbox import Sandbox
 from toolsmith.testing import ScriptedModel, ScriptedServer, final, last_tool_result, reply, tool_call
 
 pytestmark = pytest.mark.network

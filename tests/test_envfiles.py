@@ -11,7 +11,7 @@ from typing import ClassVar
 import pytest
 
 from cli_helpers import run_toolsmith
-from toolsmith.envfiles import read_dotenv_files
+from toolsmith.config.envfiles import read_dotenv_files
 
 USER_KEY = "sk-users-own-key-0123456789abcdef"
 

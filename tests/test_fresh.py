@@ -12,8 +12,8 @@ import pytest
 
 from toolsmith.config import Settings
 from toolsmith.errors import ConfigError
-from toolsmith.fresh import fresh_library
 from toolsmith.library import Provenance, ToolLibrary, ToolSpec
+from toolsmith.library.fresh import fresh_library
 
 RUNS = 6
 
@@ -24,7 +24,7 @@ CHILD = """
 import json, sys, time
 from pathlib import Path
 from toolsmith.config import Settings
-from toolsmith.fresh import library_in_use
+from toolsmith.library.fresh import library_in_use
 from toolsmith.library import Provenance, ToolLibrary, ToolSpec
 home, me = Path(sys.argv[1]), sys.argv[2]
 (home.parent / f"ready-{me}").touch()
@@ -121,7 +121,7 @@ def _held_exclusively_elsewhere(lock_file: Path) -> bool:
         return False
 
 
-@pytest.mark.parametrize(("command", "target"), [("mcp", "toolsmith.mcp_server.serve"), ("ui", "toolsmith.ui.serve")])
+@pytest.mark.parametrize(("command", "target"), [("mcp", "toolsmith.mcp.server.serve"), ("ui", "toolsmith.ui.serve")])
 def test_servers_hold_the_library_so_fresh_waits(
     command: str, target: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

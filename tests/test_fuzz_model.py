@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 
 from agent_helpers import make_settings
+from toolsmith.agent.session import run_session
 from toolsmith.cli.output import write_output
+from toolsmith.config.providers import ProviderConfig
 from toolsmith.events import Event, ToolResult
 from toolsmith.model.client import ChatModel
 from toolsmith.model.retry import RetryPolicy
-from toolsmith.providers import ProviderConfig
-from toolsmith.session import run_session
 from toolsmith.testing import ScriptedModel, ScriptedServer, final, reply, tool_call
 
 

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from toolsmith.config import Settings
-from toolsmith.gate import Gate
+from toolsmith.gate.core import Gate
 from toolsmith.library.models import ToolSpec
-from toolsmith.runtime import Sandbox
-from toolsmith.schema import normalize_parameters
+from toolsmith.library.schema import normalize_parameters
+from toolsmith.sandbox import Sandbox
 
 GOOD_CODE = """\
 from datetime import date
@@ -227,8 +227,8 @@ def test_a_hanging_tool_is_killed_and_refused(gate: Gate) -> None:
 
 
 def test_meta_tool_names_are_one_list_the_gate_and_the_toolbox_share(gate: Gate) -> None:
-    from toolsmith.metatools import META_TOOL_NAMES
-    from toolsmith.toolbox import META_TOOLS
+    from toolsmith.agent.toolbox import META_TOOLS
+    from toolsmith.calls import META_TOOL_NAMES
 
     assert tuple(META_TOOLS) == META_TOOL_NAMES and gate.reserved == frozenset(META_TOOL_NAMES)
     assert all(META_TOOLS[name][0]["function"]["name"] == name for name in META_TOOL_NAMES)

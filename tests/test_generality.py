@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from toolsmith.generality import find_hardcoded_test_values
+from toolsmith.gate.generality import find_hardcoded_test_values
 
 ENUM_SCHEMA = {
     "type": "object",

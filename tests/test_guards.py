@@ -11,8 +11,8 @@ from typing import Any, ClassVar
 import pytest
 
 from agent_helpers import rig
-from toolsmith.context import TaskContext
-from toolsmith.guards import Call, Draft, Guard, GuardSet, standard_guards
+from toolsmith.agent.context import TaskContext
+from toolsmith.agent.guards import Call, Draft, Guard, GuardSet, standard_guards
 from toolsmith.testing import final, reply, tool_call
 
 
@@ -136,7 +136,7 @@ def test_every_guard_sees_every_result() -> None:
 
 
 def test_a_new_version_of_a_tool_clears_its_repeat_count() -> None:
-    from toolsmith.guards.repeat import Repeat
+    from toolsmith.agent.guards.repeat import Repeat
 
     @dataclass
     class Ctx:  # just what the guard reads and writes

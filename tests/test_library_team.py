@@ -80,8 +80,8 @@ def test_team_of_processes_loses_nothing(kind: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("kind", BACKENDS)
 def test_a_tool_from_another_machine_gets_its_packages_here_before_its_first_call(kind: str, tmp_path: Path) -> None:
     from toolsmith.packages.env import PackageEnv
-    from toolsmith.runtime import Sandbox
-    from toolsmith.toolcall import call_stored_tool
+    from toolsmith.sandbox import Sandbox
+    from toolsmith.service.toolcall import call_stored_tool
 
     machine_a, machine_b = Settings(home=tmp_path / "a"), Settings(home=tmp_path / "b")
     sha = PackageEnv(machine_a).file_hash("humanize", "4.9.0")

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
+from toolsmith.config.providers import ProviderConfig
 from toolsmith.errors import ModelConfigError, ModelResponseError
 from toolsmith.model.client import ChatModel
 from toolsmith.model.nesting import MAX_DEPTH, nesting_depth
-from toolsmith.providers import ProviderConfig
-from toolsmith.replies import normalise_reply, parse_arguments, text_tool_calls
+from toolsmith.model.replies import normalise_reply, parse_arguments, text_tool_calls
 from toolsmith.testing import ScriptedModel, ScriptedServer, reply, tool_call
 
 USER = [{"role": "user", "content": "hi"}]

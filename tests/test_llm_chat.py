@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
+from toolsmith.config.providers import ProviderConfig
 from toolsmith.errors import ModelError, ModelResponseError, ModelRetryExhausted, ModelTimeoutError
 from toolsmith.model import ModelReply, ToolCallRequest, Usage, ban
 from toolsmith.model.client import ChatModel
 from toolsmith.model.retry import RetryPolicy
-from toolsmith.providers import ProviderConfig
 from toolsmith.testing import (
     ScriptedModel,
     ScriptedServer,

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from toolsmith.envfiles import load_dotenv_files
-from toolsmith.errors import ConfigError, MissingKeyError
-from toolsmith.providers import (
+from toolsmith.config.envfiles import load_dotenv_files
+from toolsmith.config.providers import (
     ProviderConfig,
     is_local_url,
     is_loopback_url,
     openrouter_model,
     resolve_provider,
 )
+from toolsmith.errors import ConfigError, MissingKeyError
 
 
 def test_default_is_openai_with_sdk_default_url() -> None:

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from toolsmith.agent.session import make_model
 from toolsmith.config import ModelSettings, Settings
+from toolsmith.config.providers import ProviderConfig
 from toolsmith.errors import ConfigError
 from toolsmith.events import Event, ModelProgress, ModelRetry
 from toolsmith.model.client import ChatModel
 from toolsmith.model.stream import StreamProgress
-from toolsmith.providers import ProviderConfig
-from toolsmith.session import make_model
 
 
 def load(tmp_path: Path, toml: str = "", **env: str) -> Settings:

@@ -6,11 +6,11 @@ from collections.abc import Iterator
 
 import pytest
 
+from toolsmith.config.providers import ProviderConfig
 from toolsmith.errors import ModelResponseError
 from toolsmith.model import ModelReply, Usage
 from toolsmith.model.client import ChatModel
 from toolsmith.model.stream import StreamProgress, StreamReader
-from toolsmith.providers import ProviderConfig
 from toolsmith.testing import ScriptedModel, ScriptedServer, final, reply, tool_call
 
 USER = [{"role": "user", "content": "hi"}]

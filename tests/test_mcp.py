@@ -36,10 +36,10 @@ from mcp.client.streamable_http import streamable_http_client
 
 from library_backends import postgres_schema
 from toolsmith.config import Settings
-from toolsmith.gate import Gate
+from toolsmith.gate.core import Gate
 from toolsmith.library import Provenance, Status, ToolLibrary, ToolSpec
-from toolsmith.mcp_server import LibraryTools, ListChangeWatcher
-from toolsmith.runtime import Sandbox
+from toolsmith.mcp.server import LibraryTools, ListChangeWatcher
+from toolsmith.sandbox import Sandbox
 
 DAYS_CODE = '''\
 """Days between two ISO dates, with Python's datetime."""

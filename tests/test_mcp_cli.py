@@ -65,7 +65,7 @@ def test_a_port_in_use_says_which_option_to_change(tmp_path: Path) -> None:
 
 def test_without_the_sdk_it_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "mcp", None)  # makes `import mcp` fail, as when it is not installed
-    monkeypatch.delitem(sys.modules, "toolsmith.mcp_server", raising=False)
+    monkeypatch.delitem(sys.modules, "toolsmith.mcp.server", raising=False)
     result = CliRunner().invoke(app, ["mcp"])
     assert result.exit_code == 2
     assert "needs the MCP Python SDK" in result.output and "pip install 'toolsmith[mcp]'" in result.output

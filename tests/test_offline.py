@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import run_toolsmith
+from toolsmith.agent.offline import BROKEN_TOOL, run_offline
 from toolsmith.config import Settings
-from toolsmith.offline import BROKEN_TOOL, run_offline
 
 pytestmark = pytest.mark.slow  # whole processes per test: the full suite runs these, scripts/test --fast skips them
 

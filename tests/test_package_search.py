@@ -13,8 +13,8 @@ import pytest
 
 from helpers_http import LocalServer
 from toolsmith.config import Settings
-from toolsmith.metatools import package_search as ps
-from toolsmith.metatools.web_search import web_search
+from toolsmith.web import package_search as ps
+from toolsmith.web.search import web_search
 
 PROJECTS: dict[str, str] = {
     # real projects with their real one-line summaries; the first seven are on the shipped list

@@ -9,8 +9,8 @@ import pytest
 
 from helpers_http import LocalServer
 from toolsmith.config import Settings
-from toolsmith.metatools.page_text import clean, sections, shape
-from toolsmith.metatools.read_webpage import read_webpage
+from toolsmith.web.page_text import clean, sections, shape
+from toolsmith.web.read import read_webpage
 
 BADGES = "\n".join(
     f"[![badge {i}](https://img.example/b{i}.svg?style=flat&label=build-{i})](https://ci.example/p/{i})"

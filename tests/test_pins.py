@@ -7,8 +7,8 @@ from pathlib import Path
 
 from toolsmith.config import Settings
 from toolsmith.library import Requirement
-from toolsmith.metatools.pins import imported_modules, providers, tool_requirements, tool_sources
 from toolsmith.packages.env import PackageEnv
+from toolsmith.packages.pins import imported_modules, providers, tool_requirements, tool_sources
 
 MOON_TOOL = """\
 import datetime

@@ -11,10 +11,11 @@ import httpx
 import pytest
 
 from helpers_http import LocalServer
+from toolsmith.agent.metatools.read_webpage import SCHEMA as READ_WEBPAGE_SCHEMA
 from toolsmith.config import Settings
-from toolsmith.metatools import read_webpage as rw
-from toolsmith.metatools.read_webpage import READ_WEBPAGE_SCHEMA, UNTRUSTED_NOTE, read_webpage
 from toolsmith.packages.index import PackageIndex
+from toolsmith.web import read as rw
+from toolsmith.web.read import UNTRUSTED_NOTE, read_webpage
 
 DOC_PAGE = """<!doctype html><html><head><title>Widget &amp; Co docs</title>
 <script>window.secret = "SCRIPT-CONTENT";</script><style>.x{color:red}</style></head>

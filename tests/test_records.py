@@ -10,9 +10,9 @@ from toolsmith.records import Action, TaskResult, reuse_held
 
 def test_the_trajectory_writer_imports_no_gate_library_or_sandbox() -> None:
     code = (
-        "import sys, toolsmith.trajectory, toolsmith.records\n"
-        "heavy = ('toolsmith.gate', 'toolsmith.library', 'toolsmith.sandbox', 'toolsmith.runtime',"
-        " 'toolsmith.packages', 'toolsmith.context')\n"
+        "import sys, toolsmith.agent.trajectory, toolsmith.records\n"
+        "heavy = ('toolsmith.gate.core', 'toolsmith.library', 'toolsmith.isolation', 'toolsmith.sandbox',"
+        " 'toolsmith.packages', 'toolsmith.agent.context')\n"
         "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -16,10 +16,10 @@ import pytest
 
 from agent_helpers import make_settings
 from helpers_http import LocalServer, Reply, Request
-from toolsmith.agent import Agent
+from toolsmith.agent.loop import Agent
+from toolsmith.agent.offline import no_web
 from toolsmith.library import Status, ToolLibrary
-from toolsmith.offline import no_web
-from toolsmith.runtime import Sandbox
+from toolsmith.sandbox import Sandbox
 from toolsmith.testing import ScriptedModel, final, last_tool_result, reply, tool_call
 
 pytestmark = pytest.mark.slow  # whole processes per test: the full suite runs these, scripts/test --fast skips them
@@ -133,7 +133,7 @@ def test_broken_dependency_quarantines_then_repair_makes_a_new_version(tmp_path:
 @pytest.mark.network  # the sync asks the index about the pinned package
 def test_a_machine_failure_does_not_count_against_the_tool(tmp_path: Path) -> None:
     from toolsmith.library import Provenance, Requirement, ToolSpec
-    from toolsmith.toolcall import call_stored_tool
+    from toolsmith.service.toolcall import call_stored_tool
 
     settings = make_settings(tmp_path / "home")
     code = "def run(x: str) -> dict:\n    return {'echo': x.upper()}\n"

@@ -1,4 +1,4 @@
-"""Review rules (toolsmith.review): decisions and their states, diffs, health checks, sync."""
+"""Review rules (toolsmith.service.review): decisions and their states, diffs, health checks, sync."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from runner_helpers import ScriptedRunner
-from toolsmith import review as rv
 from toolsmith.errors import InstallError, ReviewError, ToolNotFoundError
+from toolsmith.isolation import FailureKind, ToolCallResult
 from toolsmith.library import Provenance, Requirement, Status, ToolLibrary, ToolSpec
 from toolsmith.packages.env import SyncReport
-from toolsmith.sandbox import FailureKind, ToolCallResult
+from toolsmith.service import review as rv
 
 CODE = "def run(text):\n    return {'upper': text.upper()}\n"
 SPEC = ToolSpec(

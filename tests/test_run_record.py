@@ -13,8 +13,9 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from cli_helpers import run_toolsmith
-from toolsmith import cli, session
-from toolsmith.agent import Agent
+from toolsmith import cli
+from toolsmith.agent import session
+from toolsmith.agent.loop import Agent
 from toolsmith.cli.common import EXIT_CONFIG, EXIT_CRASH, EXIT_FAILED, EXIT_INTERRUPTED
 from toolsmith.testing import ScriptedModel, ScriptedServer, final, reply, tool_call
 

@@ -12,12 +12,12 @@ import pytest
 from agent_helpers import DAYS_CODE, DAYS_PARAMS, VERIFY, create_days_tool, evolve_script, rig
 from library_backends import BACKENDS, library_target
 from runner_helpers import ScriptedRunner
-from toolsmith import review as rv
-from toolsmith import tooltests
-from toolsmith.gate import Gate
+from toolsmith.gate.core import Gate
+from toolsmith.isolation.result import FailureKind
 from toolsmith.library import Provenance, ToolLibrary, ToolSpec
+from toolsmith.library import testcases as tooltests
 from toolsmith.library.bundle import export_tools, import_tools
-from toolsmith.sandbox.result import FailureKind
+from toolsmith.service import review as rv
 from toolsmith.testing import final, reply, tool_call
 
 CASES = [

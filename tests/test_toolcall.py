@@ -16,14 +16,14 @@ import pytest
 
 from agent_helpers import DAYS_CODE, DAYS_PARAMS, evolve_script, make_settings, rig
 from runner_helpers import ScriptedRunner
-from toolsmith.context import WebAccess
-from toolsmith.gate import Gate
+from toolsmith.agent.context import WebAccess
+from toolsmith.gate.core import Gate
+from toolsmith.isolation import Blame, FailureKind, ToolCallResult
+from toolsmith.isolation.bwrap import BwrapBackend
 from toolsmith.library import Provenance, Status, ToolLibrary, ToolSpec
-from toolsmith.runtime import Sandbox
-from toolsmith.sandbox import Blame, FailureKind, ToolCallResult
-from toolsmith.sandbox.bwrap import BwrapBackend
+from toolsmith.sandbox import Sandbox
+from toolsmith.service.toolcall import call_stored_tool, prepare_arguments
 from toolsmith.testing import final, reply, tool_call
-from toolsmith.toolcall import call_stored_tool, prepare_arguments
 
 DAYS = ToolSpec(
     name="days_between",

@@ -17,10 +17,10 @@ from toolsmith.cli import review as review_cli
 from toolsmith.cli import tools as cli
 from toolsmith.config import Settings
 from toolsmith.errors import InstallError
+from toolsmith.isolation.bwrap import BwrapBackend
 from toolsmith.library import Provenance, Requirement, Status, ToolLibrary, ToolSpec
 from toolsmith.packages.env import SyncReport
-from toolsmith.runtime import Sandbox
-from toolsmith.sandbox.bwrap import BwrapBackend
+from toolsmith.sandbox import Sandbox
 
 GOOD = ToolSpec(
     name="days_between",

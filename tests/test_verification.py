@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolsmith.verification import is_noise, judge
+from toolsmith.gate.verification import is_noise, judge
 
 DNS_ONLY = """\
 Error: HTTPSConnectionPool(host='api.example.org', port=443): Max retries exceeded with url: /v1 \

@@ -11,19 +11,19 @@ import httpx
 import pytest
 
 from helpers_http import LocalServer, Reply, Request
+from toolsmith.agent.metatools.web_search import SCHEMA as WEB_SEARCH_SCHEMA
 from toolsmith.config import Settings
-from toolsmith.metatools import package_search as ps
-from toolsmith.metatools import web_search as ws
-from toolsmith.metatools.read_webpage import read_webpage
-from toolsmith.metatools.web_search import (
-    WEB_SEARCH_SCHEMA,
+from toolsmith.packages.index import PackageIndex
+from toolsmith.web import package_search as ps
+from toolsmith.web import search as ws
+from toolsmith.web.read import read_webpage
+from toolsmith.web.search import (
     PackageIndexBackend,
     SearchBackendError,
     SearchResult,
     clamp_results,
     web_search,
 )
-from toolsmith.packages.index import PackageIndex
 
 # -- fake backends -----------------------------------------------------------------------
 

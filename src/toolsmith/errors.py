@@ -10,7 +10,7 @@ Two families matter to callers:
   sent back to the model as tool results.
 
 A failed tool call is not an exception at all: it is a result whose
-:class:`~toolsmith.sandbox.result.FailureKind` says what went wrong and whose fault
+:class:`~toolsmith.isolation.result.FailureKind` says what went wrong and whose fault
 it is (the tool's, the caller's or the machine's).
 
 Sandbox errors carry the run's data (``exit_code``, ``stdout``, ``stderr``,

@@ -14,9 +14,9 @@ import pytest
 
 from sandbox.helpers import CANARY, SMALL, LoopbackServer
 from toolsmith.config import Settings
-from toolsmith.runtime import Sandbox
-from toolsmith.sandbox import bwrap as bwrap_module
-from toolsmith.sandbox.process import ProcessBackend
+from toolsmith.isolation import bwrap as bwrap_module
+from toolsmith.isolation.process import ProcessBackend
+from toolsmith.sandbox import Sandbox
 
 
 def bwrap_usable() -> tuple[bool, str]:

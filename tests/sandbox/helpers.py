@@ -14,8 +14,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from toolsmith.runtime import CodeRun, Sandbox
-from toolsmith.sandbox import Limits
+from toolsmith.isolation import Limits
+from toolsmith.sandbox import CodeRun, Sandbox
 
 CANARY = "sk-canary-" + uuid.uuid4().hex
 SMALL = Limits(

@@ -25,9 +25,9 @@ from sandbox.helpers import (
     tree_state,
 )
 from toolsmith.config import Settings
-from toolsmith.runtime import Sandbox
-from toolsmith.sandbox import etc as etc_module
-from toolsmith.sandbox.bwrap import ENV_MOUNT
+from toolsmith.isolation import etc as etc_module
+from toolsmith.isolation.bwrap import ENV_MOUNT
+from toolsmith.sandbox import Sandbox
 
 pytestmark = pytest.mark.bwrap
 
@@ -127,7 +127,7 @@ def test_home_directory_is_not_visible(bwrap_sandbox: Sandbox, secrets_on_host: 
 def test_an_interpreter_prefix_holding_the_home_is_not_bound_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolsmith.sandbox import bwrap as bwrap_module
+    from toolsmith.isolation import bwrap as bwrap_module
 
     home = tmp_path / "alice"  # Python built with --prefix=$HOME: the prefix *is* the home
     (home / "bin").mkdir(parents=True)
@@ -401,7 +401,7 @@ def test_host_loopback_service_unreachable_without_network(
 def test_network_off_from_config(settings: Settings, loopback_server: LoopbackServer) -> None:
     from dataclasses import replace
 
-    from toolsmith.sandbox.bwrap import BwrapBackend, probe
+    from toolsmith.isolation.bwrap import BwrapBackend, probe
 
     if not probe()[0]:
         pytest.skip("bwrap unavailable")

@@ -38,10 +38,10 @@ from sandbox.helpers import (
     run,
 )
 from toolsmith.config import Settings
-from toolsmith.runtime import Sandbox
-from toolsmith.sandbox import bwrap, cgroups, landlock, userns
-from toolsmith.sandbox.backend import base_python
-from toolsmith.sandbox.launch import run_plan
+from toolsmith.isolation import bwrap, cgroups, landlock, userns
+from toolsmith.isolation.backend import base_python
+from toolsmith.isolation.launch import run_plan
+from toolsmith.sandbox import Sandbox
 
 pytestmark = pytest.mark.bwrap
 
@@ -276,7 +276,7 @@ def test_the_only_inherited_fds_are_the_standard_streams(bwrap_sandbox: Sandbox,
 def test_kernel_interfaces_no_tool_needs_are_denied(bwrap_sandbox: Sandbox) -> None:
     import platform
 
-    from toolsmith.sandbox.seccomp import DENIED
+    from toolsmith.isolation.seccomp import DENIED
 
     column = {"x86_64": 0, "aarch64": 1}.get(platform.machine())
     if column is None:

@@ -28,11 +28,11 @@ import pytest
 from sandbox.helpers import FORK_BOMB, SMALL, leftovers, marker, process_peak, reexec_prelude, run
 from toolsmith.config import Settings
 from toolsmith.errors import InstallError, PackageRefused
+from toolsmith.isolation import bwrap, cgroups
+from toolsmith.isolation.backend import base_python
 from toolsmith.packages import hooks
 from toolsmith.packages.env import PackageEnv
-from toolsmith.runtime import Sandbox
-from toolsmith.sandbox import bwrap, cgroups
-from toolsmith.sandbox.backend import base_python
+from toolsmith.sandbox import Sandbox
 
 
 def _record_line(name: str, data: bytes) -> str:

@@ -20,9 +20,9 @@ import pytest
 
 from sandbox.helpers import FORK_BOMB, FORK_REFUSED, SMALL, leftovers, marker, process_peak
 from toolsmith.config import Settings
-from toolsmith.runtime import Sandbox
-from toolsmith.sandbox import bwrap, cgroups, userns
-from toolsmith.sandbox.result import FailureKind, Limit, ToolCallResult
+from toolsmith.isolation import bwrap, cgroups, userns
+from toolsmith.isolation.result import FailureKind, Limit, ToolCallResult
+from toolsmith.sandbox import Sandbox
 
 pytestmark = pytest.mark.bwrap
 

@@ -21,8 +21,8 @@ from sandbox.helpers import (
 )
 from toolsmith.config import Settings
 from toolsmith.errors import PackageRefused
-from toolsmith.runtime import Sandbox
-from toolsmith.sandbox.cgroups import PIDS_SLACK, support
+from toolsmith.isolation.cgroups import PIDS_SLACK, support
+from toolsmith.sandbox import Sandbox
 
 pytestmark = pytest.mark.bwrap
 
@@ -120,7 +120,7 @@ def test_memory_bomb_across_processes_hits_the_memory_cgroup(bwrap_sandbox: Sand
 def test_cpu_bound_c_loop_is_stopped_by_the_cpu_limit(settings: Settings) -> None:
     from dataclasses import replace
 
-    from toolsmith.sandbox.bwrap import BwrapBackend, probe
+    from toolsmith.isolation.bwrap import BwrapBackend, probe
 
     if not probe()[0]:
         pytest.skip("bwrap unavailable")
@@ -133,7 +133,7 @@ def test_cpu_bound_c_loop_is_stopped_by_the_cpu_limit(settings: Settings) -> Non
 def test_catastrophic_regex_is_stopped_by_the_wall_clock(settings: Settings) -> None:
     from dataclasses import replace
 
-    from toolsmith.sandbox.bwrap import BwrapBackend, probe
+    from toolsmith.isolation.bwrap import BwrapBackend, probe
 
     if not probe()[0]:
         pytest.skip("bwrap unavailable")

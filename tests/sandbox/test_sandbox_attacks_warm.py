@@ -18,9 +18,9 @@ import pytest
 
 from sandbox.helpers import CANARY, SMALL, leftovers, marker
 from toolsmith.config import Settings
-from toolsmith.runtime import Sandbox
-from toolsmith.sandbox import bwrap, userns
-from toolsmith.sandbox.result import ToolCallResult
+from toolsmith.isolation import bwrap, userns
+from toolsmith.isolation.result import ToolCallResult
+from toolsmith.sandbox import Sandbox
 
 pytestmark = pytest.mark.bwrap
 

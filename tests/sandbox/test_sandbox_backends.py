@@ -15,12 +15,12 @@ import pytest
 from sandbox.helpers import CANARY, SMALL, leftovers, marker
 from toolsmith.config import Settings
 from toolsmith.errors import SandboxUnavailableError
-from toolsmith.runtime import Sandbox
-from toolsmith.sandbox import bwrap, cgroups, selection, userns
-from toolsmith.sandbox import etc as etc_module
-from toolsmith.sandbox.backend import classify
-from toolsmith.sandbox.process import NOT_DEFENDED, ProcessBackend
-from toolsmith.sandbox.seccomp import DENIED, program
+from toolsmith.isolation import bwrap, cgroups, selection, userns
+from toolsmith.isolation import etc as etc_module
+from toolsmith.isolation.backend import classify
+from toolsmith.isolation.process import NOT_DEFENDED, ProcessBackend
+from toolsmith.isolation.seccomp import DENIED, program
+from toolsmith.sandbox import Sandbox
 
 
 @pytest.fixture
@@ -276,7 +276,7 @@ def test_etc_snapshot_copies_only_the_allowlist_and_refreshes(tmp_path: Path) ->
 @pytest.mark.bwrap
 def test_a_sandbox_that_cannot_be_built_is_a_sandbox_error(tmp_path: Path) -> None:
     from toolsmith.errors import SandboxError
-    from toolsmith.sandbox.backend import Job, base_python
+    from toolsmith.isolation.backend import Job, base_python
 
     if not bwrap.probe()[0]:
         pytest.skip("bwrap unavailable")

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from toolsmith.config import Settings
-from toolsmith.runtime import Sandbox
-from toolsmith.sandbox import bwrap, bwrap_binary, selection, userns
+from toolsmith.isolation import bwrap, bwrap_binary, selection, userns
+from toolsmith.sandbox import Sandbox
 from toolsmith.testing import ScriptedModel, final
 
 
@@ -134,7 +134,7 @@ def test_a_binary_the_sandbox_uid_cannot_reach_is_staged(tmp_path: Path) -> None
 def test_the_not_isolated_warning_comes_before_the_trace(
     settings: Settings, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from toolsmith.session import run_session
+    from toolsmith.agent.session import run_session
 
     monkeypatch.setattr(selection, "_warned", False)
     seen_before_first_event: list[bool] = []

@@ -11,7 +11,7 @@ from typer.testing import CliRunner, Result
 
 from toolsmith.cli.common import EXIT_CONFIG, EXIT_FAILED, EXIT_PACKAGES
 from toolsmith.cli.sandbox import MAX_SOURCE_BYTES, app
-from toolsmith.sandbox import bwrap
+from toolsmith.isolation import bwrap
 
 
 @pytest.fixture

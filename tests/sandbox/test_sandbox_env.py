@@ -17,7 +17,7 @@ from toolsmith.packages.env import PackageEnv, find_uv, scrubbed_env
 from toolsmith.packages.index import PackageIndex, ProjectFiles
 from toolsmith.packages.policy import Request
 from toolsmith.packages.requirement import Requirement
-from toolsmith.runtime import Sandbox
+from toolsmith.sandbox import Sandbox
 
 HEX = set("0123456789abcdef")
 
@@ -261,8 +261,8 @@ def test_pip_fallback_creates_and_installs(settings: Settings) -> None:
 
 @pytest.mark.bwrap
 def test_installer_runs_isolated_from_home_and_library(settings: Settings, tmp_path: Path) -> None:
-    from toolsmith.sandbox.backend import base_python
-    from toolsmith.sandbox.bwrap import probe
+    from toolsmith.isolation.backend import base_python
+    from toolsmith.isolation.bwrap import probe
 
     if not probe()[0]:
         pytest.skip("bwrap unavailable")
@@ -296,8 +296,8 @@ def test_installers_use_the_bwrap_the_settings_pin(settings: Settings, tmp_path:
     import shutil
     import stat
 
-    from toolsmith.sandbox.backend import base_python
-    from toolsmith.sandbox.bwrap import find_bwrap, probe
+    from toolsmith.isolation.backend import base_python
+    from toolsmith.isolation.bwrap import find_bwrap, probe
 
     real = find_bwrap()
     if real is None or not probe()[0]:

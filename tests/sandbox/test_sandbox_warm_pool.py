@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from toolsmith.config import Settings
-from toolsmith.runtime import Sandbox
-from toolsmith.sandbox import bwrap
-from toolsmith.sandbox.process import ProcessBackend
-from toolsmith.sandbox.warm import WorkerPool, code_key, env_stamp
+from toolsmith.isolation import bwrap
+from toolsmith.isolation.process import ProcessBackend
+from toolsmith.isolation.warm import WorkerPool, code_key, env_stamp
+from toolsmith.sandbox import Sandbox
 
 pytestmark = pytest.mark.bwrap
 

@@ -17,10 +17,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from toolsmith import offline
+from toolsmith.agent import offline
+from toolsmith.agent.session import SessionReport, run_session
 from toolsmith.config import Settings
 from toolsmith.model import ModelReply
-from toolsmith.session import SessionReport, run_session
 from toolsmith.testing import ScriptedModel, final, reply, tool_call
 
 TOKEN = "test-token-0123456789abcdef"

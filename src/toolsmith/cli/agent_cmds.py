@@ -28,8 +28,8 @@ from toolsmith.errors import ToolsmithError
 from toolsmith.redaction import Redactor
 
 if TYPE_CHECKING:
-    from toolsmith.offline import OfflineReport
-    from toolsmith.session import SessionReport
+    from toolsmith.agent.offline import OfflineReport
+    from toolsmith.agent.session import SessionReport
 
 # The agent (and the openai SDK under it) is imported by the commands that run it, so
 # `toolsmith tools ...` and `--help` start without it.
@@ -99,7 +99,7 @@ def demo_command(
 
 def _run(tasks: list[str], options: RunOptions, *, demo: bool = False) -> SessionReport:
     """Run the session; whatever ends it, write ``--output`` and say where the record is."""
-    from toolsmith.session import Session
+    from toolsmith.agent.session import Session
 
     with cli_errors():
         if options.output is not None:
@@ -140,7 +140,7 @@ def _say_waiting() -> None:
 
 
 def _write_unstarted(output: Path | None, tasks: list[str], exc: BaseException) -> None:
-    from toolsmith.session import RunStop
+    from toolsmith.agent.session import RunStop
 
     if output is None:
         return
@@ -203,7 +203,7 @@ def _print_reuse(report: SessionReport) -> None:
 
 
 def _offline(options: RunOptions) -> None:
-    from toolsmith.offline import run_offline
+    from toolsmith.agent.offline import run_offline
 
     output = options.output
     with cli_errors():

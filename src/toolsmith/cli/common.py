@@ -137,8 +137,8 @@ def _crash_file(text: str) -> Path | None:
 
 
 def load_dotenv(as_json: bool = False) -> None:
-    """Read the ``.env`` files (see :mod:`toolsmith.envfiles`), saying what was ignored and why."""
-    from toolsmith.envfiles import load_dotenv_files
+    """Read the ``.env`` files (see :mod:`toolsmith.config.envfiles`), saying what was ignored and why."""
+    from toolsmith.config.envfiles import load_dotenv_files
 
     with cli_errors(as_json):
         load_dotenv_files(notify=lambda line: typer.echo(f"note: {line}", err=True))
@@ -153,9 +153,9 @@ def load_settings(as_json: bool = False) -> Settings:
 def open_session(as_json: bool = False) -> Iterator[tuple[Settings, ToolLibrary]]:
     """The settings and the configured library; every expected failure is a one-line exit.
 
-    The library is held (see :mod:`toolsmith.fresh`) so ``--fresh`` never moves it meanwhile."""
-    from toolsmith.fresh import library_in_use
+    The library is held (see :mod:`toolsmith.library.fresh`) so ``--fresh`` never moves it meanwhile."""
     from toolsmith.library import ToolLibrary
+    from toolsmith.library.fresh import library_in_use
 
     with cli_errors(as_json):
         settings = Settings.load()

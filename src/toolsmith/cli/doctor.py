@@ -22,9 +22,9 @@ from rich.console import Console
 from rich.table import Table
 
 from toolsmith.config import Settings, unknown_environment
+from toolsmith.config.providers import resolve_provider
 from toolsmith.errors import ToolsmithError
 from toolsmith.packages.index import resolve_index_url
-from toolsmith.providers import resolve_provider
 
 console = Console(highlight=False)
 PROBE_TIMEOUT_S = 5.0
@@ -73,7 +73,7 @@ def _probe_models(base_url: str | None, api_key: str) -> Check:
 
 def check_sandbox(settings: Settings) -> list[Check]:
     from toolsmith.cli.sandbox import bwrap_line
-    from toolsmith.sandbox import describe
+    from toolsmith.isolation import describe
 
     info = describe(settings)
     ok = bool(info.get("isolating"))

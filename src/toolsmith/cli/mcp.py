@@ -3,7 +3,7 @@
 The SDK is an optional extra, so it is imported only when the command runs; without it
 the command says how to install it (exit 2). Exit codes as everywhere: 2 for anything
 the user must change (a bad option, a missing key for ``--solve-task``, a port in use).
-Over HTTP every request must carry a bearer token (:mod:`toolsmith.mcp_auth`): the
+Over HTTP every request must carry a bearer token (:mod:`toolsmith.mcp.auth`): the
 ``mcp.token`` setting, or one generated and printed at start.
 """
 
@@ -19,7 +19,7 @@ from toolsmith.cli.common import EXIT_CONFIG, cli_errors, fail, load_dotenv, loa
 
 if TYPE_CHECKING:
     from toolsmith.config import Settings
-    from toolsmith.mcp_server import TaskSolver
+    from toolsmith.mcp.server import TaskSolver
 
 INSTALL_HINT = "pip install 'toolsmith[mcp]'"
 SDK_MAJOR = 2
@@ -45,8 +45,8 @@ def mcp_command(
 ) -> None:
     """Serve the tool library's active tools over the Model Context Protocol."""
     _require_sdk()
-    from toolsmith.fresh import library_in_use
-    from toolsmith.mcp_server import ServeOptions, serve
+    from toolsmith.library.fresh import library_in_use
+    from toolsmith.mcp.server import ServeOptions, serve
 
     if solve_task:  # like `toolsmith run`: the model settings may live in a .env file
         load_dotenv()
@@ -77,15 +77,15 @@ def _require_sdk() -> None:
             EXIT_CONFIG,
         )
     try:
-        import toolsmith.mcp_server  # noqa: F401  (an SDK that imports but lacks what we use)
+        import toolsmith.mcp.server  # noqa: F401  (an SDK that imports but lacks what we use)
     except ImportError as exc:
         fail(f"the installed MCP Python SDK cannot be used ({exc}): {INSTALL_HINT}", EXIT_CONFIG)
 
 
 def _solver(settings: Settings) -> TaskSolver:
     """The agent behind solve_task; a missing model key fails here, before serving anything."""
-    from toolsmith.mcp_server import TaskSolver
-    from toolsmith.providers import resolve_provider
+    from toolsmith.config.providers import resolve_provider
+    from toolsmith.mcp.server import TaskSolver
 
     with cli_errors():
         return TaskSolver(settings, resolve_provider())

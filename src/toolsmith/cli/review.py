@@ -3,7 +3,7 @@
 :func:`register` adds them to the ``tools`` app of :mod:`toolsmith.cli.tools`. They use
 the plumbing of :mod:`toolsmith.cli.common`: ``--json``, one-line errors, exit codes 1
 (wrong state, a tool missing, a check failed) and 2 (bad arguments or configuration). The
-rules they apply live in :mod:`toolsmith.review`; every change of state is audited with
+rules they apply live in :mod:`toolsmith.service.review`; every change of state is audited with
 the OS user (``user:<login>``) as the actor.
 """
 
@@ -20,7 +20,6 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from toolsmith import review as rv
 from toolsmith.cli.common import (
     EXIT_CONFIG,
     EXIT_FAILED,
@@ -35,7 +34,8 @@ from toolsmith.cli.common import (
 from toolsmith.config import Settings
 from toolsmith.errors import ReviewError
 from toolsmith.library import Status, ToolLibrary, ToolVersion, user_actor
-from toolsmith.runtime import Sandbox
+from toolsmith.sandbox import Sandbox
+from toolsmith.service import review as rv
 
 ReasonOption = typer.Option(None, "--reason", help="Why (kept in the audit trail); a default is recorded otherwise.")
 # typer >= 0.20 raises its own Abort at the end of input; older releases raise click's.

@@ -23,7 +23,7 @@ import typer
 from toolsmith.cli.common import EXIT_CONFIG, EXIT_FAILED, EXIT_PACKAGES, exit_code_for, fail
 from toolsmith.config import Settings
 from toolsmith.errors import ConfigError, PackageRefused, ToolsmithError
-from toolsmith.runtime import Sandbox
+from toolsmith.sandbox import Sandbox
 
 app = typer.Typer(help="Run code in the sandbox and inspect how it is isolated.", no_args_is_help=True)
 

@@ -315,8 +315,8 @@ def import_(
 
 def _gate_validator(settings: Settings) -> Validator:
     """The save-time gate, with the configured sandbox running each tool's test."""
-    from toolsmith.gate import Gate
-    from toolsmith.runtime import Sandbox
+    from toolsmith.gate.core import Gate
+    from toolsmith.sandbox import Sandbox
 
     return Gate(runner=Sandbox(settings)).check
 

@@ -24,7 +24,7 @@ def ui_command(
     """Serve a local web view of the library: review, tools, runs and an overview."""
     settings = load_settings()
     # Imported here so other commands do not pay for the web stack at start-up.
-    from toolsmith.fresh import library_in_use
+    from toolsmith.library.fresh import library_in_use
     from toolsmith.ui import serve
 
     # Held while serving, so `run --fresh` waits instead of moving the library away.

@@ -31,7 +31,7 @@ from toolsmith.errors import BundleError, ToolNotFoundError
 from toolsmith.library import signing
 from toolsmith.library.models import Provenance, Requirement, Status, ToolSpec, ToolVersion, shown_name
 from toolsmith.library.store import ToolLibrary
-from toolsmith.tooltests import normalise_cases
+from toolsmith.library.testcases import normalise_cases
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from toolsmith.config.providers import is_loopback_url
 from toolsmith.errors import ModelError
-from toolsmith.providers import is_loopback_url
 
 REAL_MODELS_ALLOWED = True
 ALLOW_ENV = "TOOLSMITH_ALLOW_REAL_MODEL"

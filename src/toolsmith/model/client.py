@@ -25,13 +25,13 @@ from typing import Any
 
 import openai
 
+from toolsmith.config.providers import LOCAL_PLACEHOLDER_KEY, ProviderConfig
 from toolsmith.errors import ModelConfigError, ModelError, ModelResponseError, ModelRetryExhausted, ModelTimeoutError
 from toolsmith.model.ban import check_endpoint_allowed
 from toolsmith.model.completion import DETAIL_LIMIT, parse_completion, read_body, redact
 from toolsmith.model.retry import DEFAULT_TIMEOUT_S, RetryPolicy, Stop, parse_retry_after
 from toolsmith.model.stream import StreamProgress, StreamReader
 from toolsmith.model.types import ModelReply, with_usage_estimated
-from toolsmith.providers import LOCAL_PLACEHOLDER_KEY, ProviderConfig
 
 _RETRYABLE = (408, 409, 429)
 _CONNECT_TIMEOUT_S = 10.0

@@ -1,6 +1,6 @@
 """Provider-neutral model types: what a model returns, and the :class:`Model` protocol.
 
-Nothing here imports a provider SDK, so the agent loop, :mod:`toolsmith.replies` and the
+Nothing here imports a provider SDK, so the agent loop, :mod:`toolsmith.model.replies` and the
 test doubles can use these types without loading one.
 """
 

@@ -1,6 +1,6 @@
 """Package installs: what a model may install, the index client, pins and the environment.
 
-The subsystem sits above :mod:`toolsmith.sandbox` (installers run inside its isolation)
+The subsystem sits above :mod:`toolsmith.isolation` (installers run inside its isolation)
 and below the library and the agent. Its modules, lowest first:
 
 * :mod:`~toolsmith.packages.requirement`: a recorded pin (name, version, sha256);

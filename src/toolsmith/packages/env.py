@@ -45,14 +45,14 @@ from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sd
 from packaging.version import InvalidVersion, Version
 
 from toolsmith.errors import InstallError, PackageRefused
+from toolsmith.isolation import bwrap
+from toolsmith.isolation.backend import base_python
+from toolsmith.isolation.launch import LaunchPlan, run_plan
 from toolsmith.limits import Limits
 from toolsmith.packages import hooks
 from toolsmith.packages.index import PackageIndex, normalize_name, resolve_index_url
 from toolsmith.packages.policy import Request, check_requests, parse_request, parse_requests
 from toolsmith.packages.requirement import Requirement
-from toolsmith.sandbox import bwrap
-from toolsmith.sandbox.backend import base_python
-from toolsmith.sandbox.launch import LaunchPlan, run_plan
 
 if TYPE_CHECKING:
     from toolsmith.config import Settings
@@ -522,7 +522,7 @@ class PackageEnv:
 
 def _installer_umask() -> None:
     """Pre-exec step: files the installer writes stay world-readable, as runs that are not
-    the launcher's uid (a root launcher's, see :mod:`toolsmith.sandbox.userns`) read them."""
+    the launcher's uid (a root launcher's, see :mod:`toolsmith.isolation.userns`) read them."""
     os.umask(0o022)
 
 

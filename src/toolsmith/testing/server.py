@@ -27,9 +27,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+from toolsmith.config.providers import is_loopback_url
 from toolsmith.errors import ConfigError
 from toolsmith.model import Model, ModelReply
-from toolsmith.providers import is_loopback_url
 
 
 @dataclass(frozen=True)

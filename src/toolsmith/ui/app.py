@@ -21,10 +21,10 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.templating import Jinja2Templates
 
-from toolsmith import review
 from toolsmith.config import Settings
 from toolsmith.errors import ConfigError, ToolNotFoundError, ToolsmithError
 from toolsmith.library import ToolLibrary
+from toolsmith.service import review
 from toolsmith.ui import auth, routes, views
 from toolsmith.ui.runs import RunStore
 

@@ -2,9 +2,9 @@
 
 GET endpoints are plain functions (Starlette runs them in a worker thread, since the
 library calls block). Two POSTs change things, both CSRF-checked: a review decision,
-whose reason is required and which goes through :func:`toolsmith.review.decide` with
+whose reason is required and which goes through :func:`toolsmith.service.review.decide` with
 the person running the server as the actor, exactly as ``toolsmith tools approve``
-does; and a test run, :func:`toolsmith.review.health_check` as ``toolsmith tools test``
+does; and a test run, :func:`toolsmith.service.review.health_check` as ``toolsmith tools test``
 runs it (recorded as a call; it never quarantines).
 """
 
@@ -26,11 +26,11 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from toolsmith import review as rv
 from toolsmith.config import Settings
 from toolsmith.errors import LibraryError, ReviewError, ToolNotFoundError
 from toolsmith.library import Status, ToolLibrary, ToolVersion, user_actor
-from toolsmith.runtime import Sandbox, ToolRunner
+from toolsmith.sandbox import Sandbox, ToolRunner
+from toolsmith.service import review as rv
 from toolsmith.ui import auth, views
 from toolsmith.ui.runs import RunStore
 

@@ -1,6 +1,6 @@
 """Runs: the trajectory files in the data directory, read back as tasks and steps.
 
-A trajectory (see :mod:`toolsmith.trajectory`) is JSON lines: one ``event`` line per
+A trajectory (see :mod:`toolsmith.agent.trajectory`) is JSON lines: one ``event`` line per
 agent event as it happened and one ``task`` line per finished task. This module turns a
 file into :class:`Run` → :class:`RunTask` → :class:`Step`, pairing each tool call with
 its result. It reads what is there and never trusts it: a damaged line is counted and

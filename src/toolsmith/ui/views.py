@@ -1,7 +1,7 @@
 """What each page shows: queries on the library and the runs, shaped for the templates.
 
 Everything here reads; nothing changes the library (review decisions go through
-:mod:`toolsmith.review` from :mod:`toolsmith.ui.routes`). The library is used only
+:mod:`toolsmith.service.review` from :mod:`toolsmith.ui.routes`). The library is used only
 through :class:`~toolsmith.library.ToolLibrary`'s public methods, so the pages work on
 whichever backend the library is stored in.
 """
@@ -19,13 +19,13 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import DiffLexer, PythonLexer
 
-from toolsmith import review as rv
 from toolsmith.library import AuditEntry, Status, ToolLibrary, ToolVersion
+from toolsmith.service import review as rv
 from toolsmith.ui import charts
 from toolsmith.ui.runs import Run, RunTask
 
 STATUSES = tuple(s.value for s in Status)
-# Which review action a version's status offers (see toolsmith.review for the rules).
+# Which review action a version's status offers (see toolsmith.service.review for the rules).
 ACTIONS = {
     Status.PENDING: (rv.APPROVE, rv.REJECT),
     Status.ACTIVE: (rv.QUARANTINE,),

@@ -1,0 +1,97 @@
+"""Per-task state shared by the meta-tools and the guards.
+
+One :class:`TaskContext` lives for one task. It holds the services a meta-tool needs
+(library, sandbox, gate, web access) and the facts the guards decide on: whether real
+output was verified, which packages were installed and pinned, which library tools
+were unlocked, created or called, and which URLs were read, plus a state slot for each
+guard.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolsmith.config import Settings
+from toolsmith.events import Event, EventSink, null_sink
+from toolsmith.gate.core import Gate
+from toolsmith.library import ToolLibrary, ToolVersion
+from toolsmith.packages.requirement import Requirement
+from toolsmith.records import Action
+from toolsmith.sandbox import Sandbox
+
+SearchFn = Callable[[str, Any], dict[str, Any]]
+ReadFn = Callable[..., dict[str, Any]]  # (url, *, section=None, offset=None)
+
+
+@dataclass
+class WebAccess:
+    """How the web meta-tools reach the outside world (swappable in tests)."""
+
+    search: SearchFn
+    read: ReadFn
+
+
+@dataclass
+class TaskContext:
+    """Everything one task knows about itself while it runs."""
+
+    task: str
+    index: int
+    session_id: str
+    model_name: str
+    settings: Settings
+    library: ToolLibrary
+    sandbox: Sandbox
+    gate: Gate
+    web: WebAccess
+    allow_create: bool = True
+    emit: EventSink = null_sink
+    step: int = 0
+    started: float = field(default_factory=time.monotonic)
+    verified_outputs: list[str] = field(default_factory=list)
+    installed: dict[str, Requirement] = field(default_factory=dict)
+    sources: list[str] = field(default_factory=list)
+    unlocked: dict[str, ToolVersion] = field(default_factory=dict)
+    created: list[ToolVersion] = field(default_factory=list)
+    failed_library_tools: set[str] = field(default_factory=set)
+    search_hits: set[str] = field(default_factory=set)
+    dedup_warned: set[str] = field(default_factory=set)
+    actions: list[Action] = field(default_factory=list)
+    # Each guard's own state, under its name, and how often each guard stepped in
+    # (see toolsmith.agent.guards); the guards alone read and write these.
+    guard_state: dict[str, Any] = field(default_factory=dict)
+    guard_fired: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def verified(self) -> bool:
+        """A code_interpreter run in this task printed real output."""
+        return bool(self.verified_outputs)
+
+    @property
+    def searched(self) -> bool:
+        return any(a.name == "search_tools" for a in self.actions)
+
+    @property
+    def library_calls(self) -> list[Action]:
+        return [a for a in self.actions if a.library]
+
+    @property
+    def used_library_tool(self) -> bool:
+        return any(a.ok for a in self.library_calls)
+
+    def called(self, name: str) -> bool:
+        return any(a.name == name for a in self.actions)
+
+    def unlock(self, tool: ToolVersion) -> None:
+        self.unlocked[tool.name] = tool
+
+    def add_source(self, url: str) -> None:
+        if url and url not in self.sources:
+            self.sources.append(url)
+
+    def send(self, event: Event) -> None:
+        self.emit(event)

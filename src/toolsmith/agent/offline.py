@@ -1,0 +1,254 @@
+"""The offline self-test: the whole evolve-then-reuse loop with no model and no network.
+
+A scripted model drives the real agent loop, the real gate, the real sandbox and a real
+(temporary) tool library through the pipeline with a date tool:
+
+* task 1 misses in the library, verifies the arithmetic with ``code_interpreter``,
+  offers a ``days_between`` that crashes at run time (the gate must refuse it and write
+  nothing), then creates a working ``days_between`` and calls it: 2020-01-01 to
+  2020-03-01 is 60 days;
+* task 2 finds ``days_between`` in the library and calls it: 2021-01-01 to 2021-12-31
+  is 364 days, with no ``web_search`` and no ``create_tool``.
+
+The scripted replies are functions of the transcript, so every number in an answer is
+read from the tool result the sandbox produced, never written into the script.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from dataclasses import dataclass, replace
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from toolsmith.agent.context import WebAccess
+from toolsmith.agent.loop import Agent
+from toolsmith.config import Settings
+from toolsmith.events import EventSink, null_sink
+from toolsmith.library import ToolLibrary
+from toolsmith.model import ModelReply
+from toolsmith.records import TaskResult
+from toolsmith.sandbox import Sandbox
+from toolsmith.testing import ScriptedModel, final, last_tool_result, reply, tool_call
+
+TASKS = (
+    "How many days are there between 2020-01-01 and 2020-03-01?",
+    "How many days are there between 2021-01-01 and 2021-12-31?",
+)
+
+VERIFY_CODE = """\
+from datetime import date
+start, end = date.fromisoformat("{start}"), date.fromisoformat("{end}")
+print((end - start).days)
+"""
+
+BROKEN_TOOL = '''\
+"""Days between two dates (broken: parses the wrong date format)."""
+from datetime import datetime
+
+
+def run(start: str, end: str) -> dict:
+    first = datetime.strptime(start, "%d/%m/%Y")
+    last = datetime.strptime(end, "%d/%m/%Y")
+    return {"days": (last - first).days}
+'''
+
+WORKING_TOOL = '''\
+"""Days between two ISO dates, computed with Python's datetime module."""
+from datetime import date
+
+
+def run(start: str, end: str) -> dict:
+    first = date.fromisoformat(start)
+    last = date.fromisoformat(end)
+    return {"start": start, "end": end, "days": (last - first).days}
+'''
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "start": {"type": "string", "description": "First date, ISO format YYYY-MM-DD."},
+        "end": {"type": "string", "description": "Second date, ISO format YYYY-MM-DD."},
+    },
+    "required": ["start", "end"],
+}
+DESCRIPTION = "Count the days between two ISO dates (end minus start)."
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _dates(messages: list[dict[str, Any]]) -> tuple[str, str]:
+    user = next(m for m in messages if m["role"] == "user")
+    found = _DATE.findall(str(user["content"]))
+    return found[0], found[1]
+
+
+def _tool_messages(messages: list[dict[str, Any]]) -> list[str]:
+    return [str(m.get("content")) for m in messages if m["role"] == "tool"]
+
+
+def _seen(messages: list[dict[str, Any]], marker: str) -> bool:
+    return any(marker in content for content in _tool_messages(messages))
+
+
+def _searched(messages: list[dict[str, Any]]) -> bool:
+    return _seen(messages, '"results"') or any(
+        "[toolsmith] The program searched" in str(m.get("content")) for m in messages if m["role"] == "user"
+    )
+
+
+def _create(code: str, messages: list[dict[str, Any]]) -> ModelReply:
+    start, end = _dates(messages)
+    return reply(
+        tool_call(
+            "create_tool",
+            {
+                "name": "days_between",
+                "description": DESCRIPTION,
+                "parameters": PARAMETERS,
+                "code": code,
+                "test_args": {"start": start, "end": end},
+                "keywords": ["date", "days", "calendar", "日期", "天数"],
+            },
+        )
+    )
+
+
+def _call_tool(messages: list[dict[str, Any]]) -> ModelReply:
+    start, end = _dates(messages)
+    return reply(tool_call("days_between", {"start": start, "end": end}))
+
+
+def _answer(messages: list[dict[str, Any]]) -> ModelReply:
+    result = last_tool_result(messages)
+    days = result["result"]["days"]
+    start, end = _dates(messages)
+    return final(
+        f"There are {days} days between {start} and {end} "
+        f"(source: {result['source']}, computed with Python's datetime)."
+    )
+
+
+def evolve_policy(messages: list[dict[str, Any]], tools: Any = None, *, offer_broken: bool = True) -> ModelReply:
+    """Task 1: search misses, verify, offer a broken tool, create the working one, use it.
+
+    ``offer_broken=False`` skips the broken tool (the agent benchmark's plain evolve task).
+    """
+    if not _searched(messages):
+        return reply(tool_call("search_tools", {"query": "days between two dates"}))
+    if not _seen(messages, '"exit_code": 0'):
+        start, end = _dates(messages)
+        return reply(tool_call("code_interpreter", {"code": VERIFY_CODE.format(start=start, end=end)}))
+    if offer_broken and not _seen(messages, '"check": "test_run"'):
+        return _create(BROKEN_TOOL, messages)
+    if not _seen(messages, "passed the gate"):
+        return _create(WORKING_TOOL, messages)
+    if not _seen(messages, '"tool": "days_between"'):
+        return _call_tool(messages)
+    return _answer(messages)
+
+
+def reuse_policy(messages: list[dict[str, Any]], tools: Any = None) -> ModelReply:
+    """Task 2: the library search hits days_between; call it and answer."""
+    if not _searched(messages):
+        return reply(tool_call("search_tools", {"query": "days between two dates"}))
+    if not _seen(messages, '"tool": "days_between"'):
+        return _call_tool(messages)
+    return _answer(messages)
+
+
+@dataclass
+class OfflineReport:
+    """The outcome of the self-test: both tasks and both verdicts."""
+
+    results: list[TaskResult]
+    gate_verdict: dict[str, Any]
+    reuse_verdict: dict[str, Any]
+    backend: str
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.gate_verdict["refused"] and self.reuse_verdict["reused"])
+
+
+def no_web() -> WebAccess:
+    """Web access that answers every call with "no network" (offline runs and benchmarks)."""
+
+    def refuse(*_: Any) -> dict[str, Any]:
+        return {"ok": False, "error": "This run has no network access."}
+
+    return WebAccess(search=refuse, read=refuse)
+
+
+def run_offline(*, on_event: EventSink = null_sink, base: Settings | None = None) -> OfflineReport:
+    """Run the self-test in a temporary library; the user's own library is never touched."""
+    with tempfile.TemporaryDirectory(prefix="toolsmith-offline-") as tmp:
+        settings = replace(base or Settings.load(home=Path(tmp)), home=Path(tmp), network=False, review="auto")
+        library = ToolLibrary.open(settings)
+        try:
+            sandbox = Sandbox(settings)
+            return _drive(settings, library, sandbox, on_event)
+        finally:
+            library.close()
+
+
+def _drive(settings: Settings, library: ToolLibrary, sandbox: Sandbox, on_event: EventSink) -> OfflineReport:
+    results: list[TaskResult] = []
+    for index, (task, script) in enumerate(zip(TASKS, (evolve_policy, reuse_policy), strict=True)):
+        model = ScriptedModel([script] * settings.max_steps, name="offline-script")
+        agent = Agent(
+            model=model,
+            library=library,
+            sandbox=sandbox,
+            settings=settings,
+            web=no_web(),
+            on_event=on_event,
+            session_id=f"offline-{index + 1}",
+        )
+        results.append(agent.run_task(task, index=index))
+    return OfflineReport(
+        results=results,
+        gate_verdict=_gate_verdict(results[0], library),
+        reuse_verdict=_reuse_verdict(results),
+        backend=sandbox.backend.name,
+    )
+
+
+def _gate_verdict(first: TaskResult, library: ToolLibrary) -> dict[str, Any]:
+    refusals = [
+        e
+        for e in first.events
+        if e["type"] == "tool_result"
+        and e["name"] == "create_tool"
+        and not e["ok"]
+        and (e.get("data") or {}).get("check") == "test_run"
+    ]
+    stored_codes = {v.spec.code for v in library.history("days_between")} if len(library) else set()
+    refused = bool(refusals) and BROKEN_TOOL not in stored_codes
+    return {
+        "refused": refused,
+        "check": "test_run" if refusals else None,
+        "reason": (refusals[0].get("data") or {}).get("error") if refusals else None,
+        "written": BROKEN_TOOL in stored_codes,
+    }
+
+
+def _reuse_verdict(results: list[TaskResult]) -> dict[str, Any]:
+    expected = [(date(2020, 3, 1) - date(2020, 1, 1)).days, (date(2021, 12, 31) - date(2021, 1, 1)).days]
+    observed = [_days_from_tool(r) for r in results]
+    second = results[1].reuse_verdict()
+    return {
+        **second,
+        "created_in_task_1": results[0].created,
+        "days": observed,
+        "expected_days": expected,
+        "reused": bool(second["reused"] and results[0].created and observed == expected),
+    }
+
+
+def _days_from_tool(result: TaskResult) -> int | None:
+    for event in reversed(result.events):
+        if event["type"] == "tool_result" and event["name"] == "days_between" and event["ok"]:
+            return int(event["data"]["result"]["days"])
+    return None

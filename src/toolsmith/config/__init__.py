@@ -1,0 +1,27 @@
+"""Settings: the layered configuration (defaults, ``config.toml``, ``.env`` files, the
+environment) and the model provider a run talks to.
+
+:mod:`~toolsmith.config.settings` declares and loads the settings,
+:mod:`~toolsmith.config.envfiles` reads ``.env`` files (a cloned repository's may be
+hostile), and :mod:`~toolsmith.config.providers` picks the provider, key and endpoint.
+"""
+
+from toolsmith.config.settings import (
+    CONFIG_KEYS,
+    DEFAULTS,
+    ENVIRONMENT_VARIABLES,
+    ModelSettings,
+    Settings,
+    default_home,
+    unknown_environment,
+)
+
+__all__ = [
+    "CONFIG_KEYS",
+    "DEFAULTS",
+    "ENVIRONMENT_VARIABLES",
+    "ModelSettings",
+    "Settings",
+    "default_home",
+    "unknown_environment",
+]
