@@ -29,13 +29,10 @@ import pytest
 
 from sandbox.helpers import (
     CANARY,
-    FORK_BOMB,
-    FORK_REFUSED,
     SMALL,
     everything,
     leftovers,
     marker,
-    process_peak,
     processes_with,
     reexec_prelude,
     run,
@@ -43,6 +40,7 @@ from sandbox.helpers import (
 from toolsmith.config import Settings
 from toolsmith.isolation import bwrap, cgroups, landlock, userns
 from toolsmith.isolation.backend import base_python
+from toolsmith.isolation.launch import run_plan
 from toolsmith.sandbox import Sandbox
 
 pytestmark = pytest.mark.bwrap
@@ -322,13 +320,18 @@ def test_descriptors_of_bwraps_init_cannot_be_taken(bwrap_sandbox: Sandbox) -> N
         import ctypes, os
         libc = ctypes.CDLL(None, use_errno=True)
         libc.syscall.restype = ctypes.c_long
-        pidfd = libc.syscall(434, 1, 0)  # pidfd_open(bwrap's init)
-        taken = [libc.syscall(438, pidfd, fd, 0) for fd in range(16)]  # pidfd_getfd
-        print('pidfd', pidfd >= 0, 'taken', sum(fd >= 0 for fd in taken))
+        init = libc.syscall(434, 1, 0)  # pidfd_open(bwrap's init): refused by the second filter
+        child = os.fork()
+        if child == 0:
+            os.pause()
+        pidfd = libc.syscall(434, child, 0)  # a pidfd of its own child is allowed...
+        taken = [libc.syscall(438, pidfd, fd, 0) for fd in range(16)]  # ...but pidfd_getfd is not
+        print('init pidfd', init >= 0, 'child pidfd', pidfd >= 0, 'taken', sum(fd >= 0 for fd in taken))
+        os.kill(child, 9)
     """,
     )
     assert out.exec.ok, out.exec.stderr
-    assert out.exec.stdout.strip() == "pidfd True taken 0"
+    assert out.exec.stdout.strip() == "init pidfd False child pidfd True taken 0"
 
 
 # --- abstract unix sockets -------------------------------------------------------------------
@@ -496,56 +499,6 @@ def test_cpu_quota_always_leaves_a_core_to_the_host() -> None:
     assert Limits.from_mapping({"cpus": 0.5}).cpus == 0.5
 
 
-@pytest.fixture
-def no_pids_cgroup(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Runs get no pids cgroup, so only the RLIMIT_NPROC fallback holds a fork bomb."""
-    if _ROOT and userns.shared_fd() is None:
-        pytest.skip("runs are mapped to root here, for which RLIMIT_NPROC does not hold")
-    support = dict(cgroups.support())
-    support["pids"] = cgroups.Controller("pids", reason="disabled by the test")
-    monkeypatch.setattr(cgroups, "_support", support)
-
-
-def _fork_bomb_peak(sandbox: Sandbox) -> int:
-    tag = marker()
-    with process_peak(tag) as peak:
-        bomb = run(sandbox, reexec_prelude(tag) + FORK_BOMB, timeout_s=4)
-    assert FORK_REFUSED in bomb.exec.stdout, "the bomb forked up to a limit"
-    assert leftovers(tag) == []
-    return max(peak)
-
-
-@pytest.mark.slow
-@pytest.mark.usefixtures("no_pids_cgroup")
-def test_fork_bomb_is_contained_even_without_a_pids_cgroup(bwrap_sandbox: Sandbox) -> None:
-    peak = _fork_bomb_peak(bwrap_sandbox)
-    assert peak <= SMALL.max_procs + cgroups.PIDS_SLACK
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(not _ROOT, reason="only a root launcher's runs share a host uid with other processes' runs")
-@pytest.mark.usefixtures("no_pids_cgroup")
-def test_other_processes_runs_do_not_raise_a_runs_process_limit(bwrap_sandbox: Sandbox) -> None:
-    """Every root launcher's runs are the same host uid, each process's in its own user
-    namespace. The kernel counts a run's processes per namespace, so tasks of that uid
-    elsewhere (here: stand-ins for another toolsmith process's runs) must not be added to
-    its allowance. They were, and a fork bomb grew by their number (183 of 56 seen)."""
-
-    def as_sandbox_uid() -> None:
-        os.setgroups([])
-        os.setresgid(userns.SANDBOX_ID, userns.SANDBOX_ID, userns.SANDBOX_ID)
-        os.setresuid(userns.SANDBOX_ID, userns.SANDBOX_ID, userns.SANDBOX_ID)
-
-    others = [subprocess.Popen(["sleep", "60"], preexec_fn=as_sandbox_uid) for _ in range(3 * SMALL.max_procs)]
-    try:
-        peak = _fork_bomb_peak(bwrap_sandbox)
-    finally:
-        for proc in others:
-            proc.kill()
-            proc.wait()
-    assert peak <= SMALL.max_procs + cgroups.PIDS_SLACK
-
-
 # --- the installer's sandbox -------------------------------------------------------------------
 
 
@@ -565,23 +518,14 @@ def test_installer_sandbox_cannot_write_sysctls_or_reach_abstract_sockets(
             print('sysctl refused', exc.strerror)
     """) + textwrap.dedent(_CONNECT.format(name=abstract_server.name))
     work = tmp_path / "build"
-    argv, fds = bwrap.installer_argv(
-        [str(base_python()), "-I", "-S", "-c", code], env={"PATH": "/usr/bin"}, writable=[work]
+    plan = bwrap.installer_plan(
+        [str(base_python()), "-I", "-S", "-c", code],
+        env={"PATH": "/usr/bin"},
+        writable=[work],
+        limits=replace(SMALL, timeout_s=20),
+        cwd=tmp_path,
     )
-    try:
-        done = subprocess.run(
-            argv,
-            env={},
-            capture_output=True,
-            text=True,
-            timeout=20,
-            pass_fds=fds,
-            preexec_fn=bwrap.installer_preexec(),
-            check=False,
-        )
-    finally:
-        for fd in fds:
-            os.close(fd)
+    done, _ = run_plan(plan, backend="installer", network=True)  # as PackageEnv runs its installers
     assert "sysctl refused" in done.stdout, done.stderr
     assert "refused" in done.stdout.splitlines()[-1]
     time.sleep(0.2)

@@ -8,18 +8,14 @@ from __future__ import annotations
 
 import os
 import subprocess
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from sandbox.helpers import (
-    FORK_BOMB,
-    FORK_REFUSED,
     SMALL,
     leftovers,
     marker,
-    process_peak,
     reexec_prelude,
     run,
 )
@@ -32,61 +28,7 @@ pytestmark = pytest.mark.bwrap
 
 
 # --- processes --------------------------------------------------------------------------
-
-
-@pytest.mark.slow
-def test_fork_bomb_is_contained_by_the_pids_cgroup(bwrap_sandbox: Sandbox) -> None:
-    if not support()["pids"].usable and os.getuid() == 0:
-        pytest.skip("no writable pids cgroup; RLIMIT_NPROC does not hold for root")
-    tag = marker()
-    with process_peak(tag) as peak:  # the host's process table, sampled while the bomb runs
-        bomb = run(bwrap_sandbox, reexec_prelude(tag) + FORK_BOMB, timeout_s=4)
-    assert FORK_REFUSED in bomb.exec.stdout, "the bomb forked up to a limit"
-    assert max(peak) <= SMALL.max_procs + PIDS_SLACK
-    assert leftovers(tag) == []
-    again = run(bwrap_sandbox, "print('alive')")
-    assert again.exec.stdout.strip() == "alive"
-
-
-def test_daemon_escape_by_double_fork_and_setsid(bwrap_sandbox: Sandbox) -> None:
-    tag = marker()
-    out = run(
-        bwrap_sandbox,
-        f"""
-        import os, signal, sys
-        if os.fork() == 0:
-            os.setsid()
-            signal.signal(signal.SIGHUP, signal.SIG_IGN)
-            if os.fork() == 0:
-                os.execv('/bin/sleep', ['/bin/sleep', '300', {tag!r}])
-            os._exit(0)
-        import time; time.sleep(0.3)
-        print('parent done')
-    """,
-    )
-    assert out.exec.stdout.strip() == "parent done"
-    assert leftovers(tag) == []
-
-
-@pytest.mark.slow
-def test_daemon_left_when_the_main_process_times_out(bwrap_sandbox: Sandbox) -> None:
-    tag = marker()
-    out = run(
-        bwrap_sandbox,
-        reexec_prelude(tag)
-        + textwrap.dedent("""
-        import time
-        for _ in range(3):
-            if os.fork() == 0:
-                os.setsid()
-                while True:
-                    time.sleep(1)
-        time.sleep(1000)
-    """),
-        timeout_s=1,
-    )
-    assert out.exec.timed_out and out.exec.killed_by == "timeout"
-    assert leftovers(tag) == []
+# Fork bombs and processes left behind: test_sandbox_attacks_paths.py, on the cold and warm paths.
 
 
 def test_killing_the_parent_and_everything_else(bwrap_sandbox: Sandbox, sentinel: subprocess.Popen[bytes]) -> None:

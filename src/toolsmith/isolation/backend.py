@@ -1,30 +1,29 @@
 """What every sandbox backend shares: the job description and the supervised child.
 
 A backend turns a :class:`Job` (run this Python script with this interpreter, in this
-work directory, under these limits) into an argv and an environment, then hands it to
-:func:`supervise`. ``supervise`` runs the child in its own session, reads both streams
-with a byte cap (keeping head and tail) through one ``selectors`` loop, enforces the
-wall-clock timeout and kills the whole process group when it fires. No threads are
-involved: a thread cannot stop the code it waits on, a killed process tree can.
+work directory, under these limits) into a launch plan, which
+:mod:`toolsmith.isolation.launch` starts in its own session and hands to :func:`supervise`.
+``supervise`` reads both streams with a byte cap (keeping head and tail) through one
+``selectors`` loop, enforces the wall-clock timeout and kills the whole process group
+when it fires. No threads are involved: a thread cannot stop the code it waits on, a
+killed process tree can.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import resource
 import selectors
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from toolsmith.isolation.cgroups import RunCgroup
-from toolsmith.isolation.result import ExecResult
+from toolsmith.isolation.result import ExecResult, Limit
 from toolsmith.limits import Limits
 
 _EXIT_GRACE_S = 0.25
@@ -100,84 +99,6 @@ class _CappedBuffer:
         return head + tail
 
 
-def rlimit_preexec(
-    limits: Limits, *, pids_cgroup: bool = False, run_uid: int | None = None, userns_fd: int | None = None
-) -> Callable[[], None]:
-    """A pre-exec hook applying the limits as rlimits (inherited by every descendant).
-
-    The CPU hard limit sits one second above the soft one, so the kernel first sends
-    SIGXCPU (reported as ``cpu``) and only then SIGKILL. Values never exceed a hard
-    limit the process already has. ``RLIMIT_NPROC`` counts *all* processes of the real
-    user, so with a pids cgroup doing that job it is left alone, and without one it
-    allows ``max_procs`` on top of what the kernel already counts for the run's user (see
-    :func:`_counted_tasks`). ``run_uid`` is the uid the run ends up with when the launcher
-    switches to another one before the exec, ``userns_fd`` the user namespace it joins.
-    """
-    mb = 1024 * 1024
-    pairs = [
-        (resource.RLIMIT_AS, limits.memory_mb * mb, limits.memory_mb * mb),
-        (resource.RLIMIT_CPU, limits.cpu_s, limits.cpu_s + 1),
-        (resource.RLIMIT_FSIZE, limits.file_size_mb * mb, limits.file_size_mb * mb),
-        (resource.RLIMIT_NOFILE, limits.open_files, limits.open_files),
-        (resource.RLIMIT_CORE, 0, 0),
-    ]
-    if not pids_cgroup:
-        uid = os.getuid() if run_uid is None else run_uid
-        allowed = limits.max_procs + (_counted_tasks(uid, userns_fd) if uid != 0 else 0)
-        pairs.append((resource.RLIMIT_NPROC, allowed, allowed))
-    clamped = []
-    for which, soft, hard in pairs:
-        current = resource.getrlimit(which)[1]
-        if current != resource.RLIM_INFINITY:
-            soft, hard = min(soft, current), min(hard, current)
-        clamped.append((which, soft, hard))
-
-    def apply() -> None:
-        for which, soft, hard in clamped:
-            resource.setrlimit(which, (soft, hard))
-
-    return apply
-
-
-def _counted_tasks(real_uid: int, userns_fd: int | None = None) -> int:
-    """How many tasks (threads) the kernel counts against the run's ``RLIMIT_NPROC`` now.
-
-    The kernel counts per user namespace and uid. A run that joins a prepared namespace
-    (a root launcher's, see :mod:`toolsmith.isolation.userns`) is counted with the tasks in
-    that namespace only, so only those may raise its allowance: tasks of the same host uid
-    in another namespace (another toolsmith process's runs) are not counted against it,
-    and adding them let a fork bomb grow by their number. Without a namespace (a run that
-    keeps the launcher's uid) every task of the host uid counts.
-    """
-    uid, total = str(real_uid), 0
-    ns = os.fstat(userns_fd) if userns_fd is not None else None
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        with contextlib.suppress(OSError):
-            if ns is not None:
-                theirs = os.stat(Path(entry.path, "ns", "user"))
-                if (theirs.st_dev, theirs.st_ino) != (ns.st_dev, ns.st_ino):
-                    continue
-            fields = dict(
-                line.split(":", 1) for line in Path(entry.path, "status").read_text().splitlines() if ":" in line
-            )
-            if fields.get("Uid", "").split()[:1] == [uid]:
-                total += int(fields.get("Threads", "1").strip() or 1)
-    return total
-
-
-def chain(*hooks: Callable[[], None] | None) -> Callable[[], None]:
-    """One pre-exec hook running ``hooks`` in order (``None`` entries are skipped)."""
-    present = [hook for hook in hooks if hook is not None]
-
-    def run() -> None:
-        for hook in present:
-            hook()
-
-    return run
-
-
 def kill_group(proc: subprocess.Popen[bytes]) -> None:
     """SIGKILL the child's whole process group (it leads its own session)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -187,49 +108,29 @@ def kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 def supervise(
-    argv: Sequence[str],
+    proc: subprocess.Popen[bytes],
     *,
-    env: Mapping[str, str],
-    cwd: Path,
+    started: float,
     limits: Limits,
     backend: str,
     network: bool,
-    preexec: Callable[[], None] | None = None,
-    on_timeout: Callable[[subprocess.Popen[bytes]], None] = kill_group,
-    pass_fds: Sequence[int] = (),
     cgroup: RunCgroup | None = None,
     signal_exit_offset: bool = False,
 ) -> ExecResult:
-    """Run ``argv`` to completion or until the wall-clock limit, with capped output.
+    """Read a started child's output to its end or until the wall-clock limit, with a byte cap.
 
+    ``proc`` comes from :func:`toolsmith.isolation.launch.launch` with both streams piped.
     With a ``cgroup``, everything still inside it is killed when the run ends and the
-    cgroup's verdicts (OOM kill, pid limit hit) feed ``killed_by``. ``signal_exit_offset``
-    says the launcher reports a signal death as ``128 + signal`` (bwrap does); such exit
-    codes are turned back into the negative signal numbers ``subprocess`` uses.
+    cgroup's verdicts (OOM kill, pid limit hit) feed ``killed_by`` and
+    ``limits_reached``. ``signal_exit_offset`` says the launcher reports a signal death
+    as ``128 + signal`` (bwrap does); such exit codes are turned back into the negative
+    signal numbers ``subprocess`` uses.
     """
-    started = time.monotonic()
-    try:
-        proc = subprocess.Popen(
-            list(argv),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd,
-            env=dict(env),
-            start_new_session=True,
-            preexec_fn=preexec,
-            close_fds=True,
-            pass_fds=tuple(pass_fds),
-        )
-    except BaseException:
-        if cgroup is not None:
-            cgroup.close()
-        raise
     out, err = _CappedBuffer(limits.output_bytes), _CappedBuffer(limits.output_bytes)
     try:
         timed_out = _pump(proc, out, err, deadline=started + limits.timeout_s)
         if timed_out:
-            on_timeout(proc)
+            kill_group(proc)
         if proc.poll() is None:  # the streams closed but the child lives on: end the group
             kill_group(proc)
         exit_code = proc.wait()
@@ -250,7 +151,13 @@ def supervise(
         truncated=bool(out.dropped or err.dropped),
         backend=backend,
         network=network,
+        limits_reached=reached(cgroup.pids_limited, cgroup.oom_killed) if cgroup is not None else (),
     )
+
+
+def reached(pids_hit: bool, oom_killed: bool) -> tuple[Limit, ...]:
+    """The limits a run's cgroup events show it reached: the pids cap refused a fork, the OOM killer ran."""
+    return (*((Limit.PROCESSES,) if pids_hit else ()), *((Limit.MEMORY,) if oom_killed else ()))
 
 
 def _pump(proc: subprocess.Popen[bytes], out: _CappedBuffer, err: _CappedBuffer, *, deadline: float) -> bool:

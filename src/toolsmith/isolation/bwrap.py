@@ -15,8 +15,12 @@ is remounted read only. Nothing written inside survives the run.
 
 bwrap itself starts from an empty environment (so ``/proc/1/environ`` inside shows
 nothing), reads its arguments from a memfd (so no host path shows in its command line)
-and runs inside the run's cgroups. A seccomp filter (:mod:`toolsmith.isolation.seccomp`)
-denies ``ptrace``, keyrings, BPF, mounts and similar calls no tool needs. ``/proc/sys``
+and runs inside the run's cgroups; :mod:`toolsmith.isolation.launch` starts it, for
+every path alike. A seccomp filter (:mod:`toolsmith.isolation.seccomp`) denies
+``ptrace``, keyrings, BPF, mounts and similar calls no tool needs; a second one refuses
+signals, pidfds and scheduling changes aimed at the sandbox's init (the program's
+parent) and message IPC, as a warm call's child gets from its worker, so a tool sees
+the same world cold and warm. ``/proc/sys``
 is bound read only over the fresh ``/proc`` (bwrap leaves it writable: its own check
 looks at the directory, which is never writable, not at the files in it). A Landlock
 scope (:mod:`toolsmith.isolation.landlock`) keeps the host's abstract unix sockets out of
@@ -37,16 +41,15 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
 from toolsmith.errors import SandboxError
-from toolsmith.isolation import etc, landlock, seccomp, userns
-from toolsmith.isolation.backend import Job, base_python, chain, rlimit_preexec, supervise
+from toolsmith.isolation import etc, userns
+from toolsmith.isolation.backend import Job, base_python
 from toolsmith.isolation.bwrap_binary import BwrapBinary, candidates, launchable, pin_value
-from toolsmith.isolation.cgroups import RunCgroup
+from toolsmith.isolation.launch import Bwrap, Confinement, Hook, Launched, LaunchPlan, launch, run_plan
 from toolsmith.isolation.process import python_argv
 from toolsmith.isolation.result import ExecResult
 from toolsmith.limits import Limits
@@ -58,6 +61,12 @@ _SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 # Certificate-bundle variables are paths, not secrets, and TLS behind a proxy needs them.
 _CA_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")
 _PROBE_TIMEOUT_S = 10.0
+# In a run's pid namespace bwrap's init is pid 1, and the program it starts is its child.
+INIT_PID = 1
+# What the second seccomp filter protects in a cold run: the init, which is also the
+# program's parent. A warm call's child gets the same filter from its worker, where it
+# also protects the worker (see :mod:`toolsmith.isolation.warm`).
+RUN_GUARD = (INIT_PID,)
 
 _verdicts: dict[str, tuple[bool, str]] = {}
 
@@ -180,8 +189,14 @@ def namespace_args(network: bool, userns_fd: int | None = None) -> list[str]:
 _PROC_ARGS = ("--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys")
 
 
-def base_args(limits: Limits, network: bool, env: dict[str, str], userns_fd: int | None = None) -> list[str]:
-    """Everything but the work area: namespaces, environment and the read-only system."""
+def base_args(
+    network: bool, env: dict[str, str], *, userns_fd: int | None = None, tmp_size_mb: int | None = None
+) -> list[str]:
+    """Everything but the work area: namespaces, environment and the read-only system.
+
+    ``/tmp`` and ``/dev/shm`` are capped at ``tmp_size_mb`` each; None leaves them
+    uncapped (an installer's source build may unpack more than a run may write).
+    """
     args = namespace_args(network, userns_fd)
     args.append("--clearenv")
     for key, value in env.items():
@@ -189,8 +204,8 @@ def base_args(limits: Limits, network: bool, env: dict[str, str], userns_fd: int
     args += _system_binds()
     args += etc.snapshot().bind_args()
     args += [*_PROC_ARGS, "--dev", "/dev"]
-    tmp_bytes = str(limits.tmp_size_mb * 1024 * 1024)
-    args += ["--size", tmp_bytes, "--tmpfs", "/tmp", "--size", tmp_bytes, "--tmpfs", "/dev/shm"]
+    size = [] if tmp_size_mb is None else ["--size", str(tmp_size_mb * 1024 * 1024)]
+    args += [*size, "--tmpfs", "/tmp", *size, "--tmpfs", "/dev/shm"]
     for root in interpreter_roots():
         args += ["--ro-bind", root, root]
     return args
@@ -221,79 +236,39 @@ def work_args(job: Job, owner: int | None = None) -> list[str]:
     return [*args, "--chdir", WORK_MOUNT]
 
 
-def installer_argv(
+def installer_plan(
     argv: Sequence[str],
     *,
     env: dict[str, str],
     writable: Sequence[Path],
     readable: Sequence[Path] = (),
+    limits: Limits,
+    cwd: Path,
     bwrap: str | None = None,
-) -> tuple[list[str], list[int]]:
-    """bwrap around a package installer: network on, only its env and cache writable.
+    before_exec: Hook | None = None,
+) -> LaunchPlan:
+    """The launch of a package installer under bwrap: network on, only its env and cache writable.
 
     A source build (``packages.only_binary = false``) runs a package's own code; here it
     sees neither the user's home nor the tool library, only the directories it fills.
-    Returns the full argv and the fds to pass.
+    It keeps the launcher's uid, as it writes the environment runs read, and has its
+    cgroup but no rlimits: a source build may take minutes of CPU.
     """
-    args = [*namespace_args(True), "--clearenv"]
-    for key, value in env.items():
-        args += ["--setenv", key, value]
-    args += _system_binds() + etc.snapshot().bind_args()
-    args += [*_PROC_ARGS, "--dev", "/dev", "--tmpfs", "/tmp"]
-    for root in interpreter_roots():
-        args += ["--ro-bind", root, root]
+    args = base_args(True, env)
     for path in readable:
         args += ["--ro-bind", str(path), str(path)]
     for path in writable:
         path.mkdir(parents=True, exist_ok=True)
         args += ["--bind", str(path), str(path)]
     args += ["--chdir", str(writable[0]) if writable else "/tmp"]
-    prefix, fds = launch_fds(args, deny_unix_sockets=not landlock.available())
-    return [bwrap or find_bwrap() or "bwrap", *prefix, "--", *argv], fds
+    sandbox = Bwrap(bwrap or find_bwrap() or "bwrap", tuple(args), Confinement.for_installer())
+    return LaunchPlan(
+        command=tuple(argv), cwd=cwd, limits=limits, bwrap=sandbox, rlimits=False, before_exec=before_exec
+    )
 
 
-def installer_preexec() -> Callable[[], None] | None:
-    """The pre-exec hook for an installer under bwrap (the Landlock scope, where supported)."""
-    return landlock.scope_hook()
-
-
-@dataclass(frozen=True)
-class Confinement:
-    """How a run is held beyond bwrap's own flags: the uid, the scope, the socket filter."""
-
-    userns_fd: int | None
-    scope: Callable[[], None] | None
-    deny_unix_sockets: bool
-
-    @classmethod
-    def for_job(cls, network: bool) -> Confinement:
-        scope = landlock.scope_hook()
-        return cls(userns_fd=userns.shared_fd(), scope=scope, deny_unix_sockets=network and scope is None)
-
-    @property
-    def owner(self) -> int | None:
-        return userns.SANDBOX_ID if self.userns_fd is not None else None
-
-    @property
-    def fds(self) -> list[int]:
-        return [self.userns_fd] if self.userns_fd is not None else []
-
-    def hooks(self, rlimits: Callable[[], None] | None = None) -> list[Callable[[], None] | None]:
-        """Pre-exec steps after joining the cgroups: the scope, the uid drop, then rlimits.
-
-        The rlimits come last because ``RLIMIT_NPROC`` must only bind once the run is
-        counted in its namespace: a uid drop over the limit, counted with every host task
-        of :data:`~toolsmith.isolation.userns.SANDBOX_ID`, would make the exec of bwrap
-        fail, while the limit itself is sized for the namespace's count (see
-        :func:`~toolsmith.isolation.backend.rlimit_preexec`). They only lower limits, which
-        needs no privilege.
-        """
-        return [self.scope, userns.drop_hook() if self.userns_fd is not None else None, rlimits]
-
-
-def job_argv(job: Job, confinement: Confinement | None = None) -> tuple[list[str], list[str]]:
+def job_argv(job: Job, confinement: Confinement) -> tuple[list[str], list[str]]:
     """(bwrap arguments, command inside) for a job."""
-    confinement = confinement or Confinement(None, None, False)
     env_bin: str | None = None
     python = str(job.python)
     args: list[str] = []
@@ -305,7 +280,7 @@ def job_argv(job: Job, confinement: Confinement | None = None) -> tuple[list[str
         args += ["--ro-bind", prefix, ENV_MOUNT]
     env = sandbox_env(env_bin=env_bin)
     args = (
-        base_args(job.limits, job.network, env, confinement.userns_fd)
+        base_args(job.network, env, userns_fd=confinement.userns_fd, tmp_size_mb=job.limits.tmp_size_mb)
         + args
         + work_args(job, confinement.owner)
         + ["--remount-ro", "/"]
@@ -313,27 +288,17 @@ def job_argv(job: Job, confinement: Confinement | None = None) -> tuple[list[str
     return args, python_argv(python, job.script, site=job.env_prefix is not None)
 
 
-def _memfd(name: str, data: bytes) -> int:
-    fd = os.memfd_create(name, 0)
-    os.write(fd, data)
-    os.lseek(fd, 0, os.SEEK_SET)
-    return fd
+def job_plan(job: Job, bwrap: str, *, guard: tuple[int, ...] | None = RUN_GUARD, status: bool = False) -> LaunchPlan:
+    """The launch of a job under bwrap, in the confinement every run of model code gets.
 
-
-def launch_fds(args: Sequence[str], *, deny_unix_sockets: bool = False) -> tuple[list[str], list[int]]:
-    """(bwrap's own argv prefix, fds to pass): arguments in a memfd, plus the seccomp filter.
-
-    Passing the arguments through ``--args`` keeps host paths out of the command line
-    that ``/proc/1/cmdline`` shows inside the sandbox.
+    ``guard`` is what the second seccomp filter protects (None: no such filter);
+    ``status`` asks bwrap for the status stream that tells a setup failure from the
+    program's own exit.
     """
-    fds: list[int] = []
-    extra: list[str] = []
-    filter_program = seccomp.program(deny_unix_sockets=deny_unix_sockets)
-    if filter_program is not None:
-        fds.append(_memfd("bwrap-seccomp", filter_program))
-        extra = ["--seccomp", str(fds[-1])]
-    fds.append(_memfd("bwrap-args", b"".join(a.encode() + b"\0" for a in [*args, *extra])))
-    return ["--args", str(fds[-1])], fds
+    confinement = Confinement.for_run(job.network)
+    args, command = job_argv(job, confinement)
+    sandbox = Bwrap(bwrap, tuple(args), confinement, guard=guard, status=status)
+    return LaunchPlan(command=tuple(command), cwd=job.workdir, limits=job.limits, bwrap=sandbox)
 
 
 class BwrapBackend:
@@ -350,46 +315,8 @@ class BwrapBackend:
 
     def execute(self, job: Job) -> ExecResult:
         """Run the job. Raises :class:`SandboxError` when bwrap could not build the sandbox."""
-        confinement = Confinement.for_job(job.network)
-        args, command = job_argv(job, confinement)
-        status = os.memfd_create("bwrap-status", 0)
-        prefix, fds = launch_fds(
-            [*args, "--json-status-fd", str(status)], deny_unix_sockets=confinement.deny_unix_sockets
-        )
-        try:
-            cgroup = RunCgroup.create(job.limits)
-            result = supervise(
-                [self.bwrap, *prefix, "--", *command],
-                env={},
-                cwd=job.workdir,
-                limits=job.limits,
-                backend=self.name,
-                network=job.network,
-                preexec=chain(
-                    cgroup.joiner(),
-                    *confinement.hooks(
-                        rlimit_preexec(
-                            job.limits,
-                            pids_cgroup="pids" in cgroup.active,
-                            run_uid=confinement.owner,
-                            userns_fd=confinement.userns_fd,
-                        )
-                    ),
-                ),
-                pass_fds=[*fds, status, *confinement.fds],
-                cgroup=cgroup,
-                signal_exit_offset=True,
-            )
-            reported_exit = _read_status(status)
-        finally:
-            for fd in [*fds, status]:
-                os.close(fd)
-        if (
-            not reported_exit
-            and not result.timed_out
-            and result.killed_by != "memory"
-            and result.stderr.startswith("bwrap: ")
-        ):
+        result, exited = run_plan(job_plan(job, self.bwrap, status=True), backend=self.name, network=job.network)
+        if not exited and not result.timed_out and result.killed_by != "memory" and result.stderr.startswith("bwrap: "):
             raise SandboxError(
                 f"The sandbox could not be set up: {result.stderr.strip().splitlines()[0]}",
                 code="setup",
@@ -400,48 +327,15 @@ class BwrapBackend:
         return result
 
 
-def spawn(
-    backend: BwrapBackend, job: Job, *, stdin: int, stderr: IO[bytes]
-) -> tuple[subprocess.Popen[bytes], RunCgroup]:
+def spawn(backend: BwrapBackend, job: Job, *, stdin: int, stderr: IO[bytes]) -> Launched:
     """Start a long-lived program under the same confinement as :meth:`BwrapBackend.execute`.
 
     ``stdin`` is the caller's channel to it (a warm worker's control socket). The caller
-    owns the process and its cgroup: closing the cgroup kills everything in it.
+    owns the process and its cgroup: closing the cgroup kills everything in it. bwrap
+    installs no second seccomp filter here: the worker must still signal the processes
+    a call leaves behind, and it installs that filter in each call's child itself.
     """
-    confinement = Confinement.for_job(job.network)
-    args, command = job_argv(job, confinement)
-    prefix, fds = launch_fds(args, deny_unix_sockets=confinement.deny_unix_sockets)
-    cgroup = RunCgroup.create(job.limits)
-    rlimits = rlimit_preexec(job.limits, pids_cgroup="pids" in cgroup.active, run_uid=confinement.owner)
-    try:
-        proc = subprocess.Popen(
-            [backend.bwrap, *prefix, "--", *command],
-            stdin=stdin,
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-            cwd=job.workdir,
-            env={},
-            start_new_session=True,
-            preexec_fn=chain(cgroup.joiner(), *confinement.hooks(rlimits)),
-            close_fds=True,
-            pass_fds=[*fds, *confinement.fds],
-        )
-    except BaseException:
-        cgroup.close()
-        raise
-    finally:
-        for fd in fds:
-            os.close(fd)
-    return proc, cgroup
-
-
-def _read_status(fd: int) -> bool:
-    """Whether bwrap's JSON status stream reports that the sandboxed command exited."""
-    os.lseek(fd, 0, os.SEEK_SET)
-    chunks = []
-    while chunk := os.read(fd, 65536):
-        chunks.append(chunk)
-    return b'"exit-code"' in b"".join(chunks)
+    return launch(job_plan(job, backend.bwrap, guard=None), stdin=stdin, stdout=subprocess.DEVNULL, stderr=stderr)
 
 
 def probe(bwrap: str | None = None, *, refresh: bool = False) -> tuple[bool, str]:
@@ -456,6 +350,7 @@ def probe(bwrap: str | None = None, *, refresh: bool = False) -> tuple[bool, str
 
 
 def _probe(path: str) -> tuple[bool, str]:
+    """A real run of a tiny script, launched exactly as every run is."""
     workdir = Path(tempfile.mkdtemp(prefix="toolsmith-probe-"))
     try:
         (workdir / "probe.py").write_text("print('ok')\n", encoding="utf-8")
@@ -467,31 +362,18 @@ def _probe(path: str) -> tuple[bool, str]:
             limits=Limits(timeout_s=_PROBE_TIMEOUT_S),
             network=False,
         )
-        confinement = Confinement.for_job(job.network)
-        args, command = job_argv(job, confinement)
-        prefix, fds = launch_fds(args, deny_unix_sockets=confinement.deny_unix_sockets)
-        try:
-            done = subprocess.run(
-                [launchable(path, for_other_uid=confinement.owner is not None), *prefix, "--", *command],
-                env={},
-                cwd=workdir,
-                pass_fds=[*fds, *confinement.fds],
-                capture_output=True,
-                timeout=_PROBE_TIMEOUT_S,
-                check=False,
-                preexec_fn=chain(*confinement.hooks()),
-            )
-        finally:
-            for fd in fds:
-                os.close(fd)
+        binary = launchable(path, for_other_uid=userns.shared_fd() is not None)
+        done, _ = run_plan(job_plan(job, binary), backend="probe", network=False)
     except (OSError, subprocess.SubprocessError) as exc:
         return False, f"bwrap could not be started: {exc}"
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    if done.returncode == 0 and done.stdout.strip() == b"ok":
+    if done.exit_code == 0 and done.stdout.strip() == "ok":
         return True, f"{path} creates user, pid, mount and network namespaces here"
-    detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
-    return False, f"bwrap cannot create its namespaces here: {detail[-1] if detail else done.returncode}"
+    if done.timed_out:
+        return False, f"a probe run under bwrap did not finish within {_PROBE_TIMEOUT_S:.0f} s"
+    detail = done.stderr.strip().splitlines()
+    return False, f"bwrap cannot create its namespaces here: {detail[-1] if detail else done.exit_code}"
 
 
 def version(bwrap: str | None = None) -> str | None:

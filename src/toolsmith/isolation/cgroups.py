@@ -185,6 +185,20 @@ def _sweep_stale(here: Path) -> None:
 # --- one run ---------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Events:
+    """A run's cgroup counters: forks the pids cap refused, processes the OOM killer ended.
+
+    Both only ever grow, so what one warm call did is the difference between two readings.
+    """
+
+    pids_max: int = 0
+    oom_kills: int = 0
+
+    def since(self, before: Events) -> Events:
+        return Events(self.pids_max - before.pids_max, self.oom_kills - before.oom_kills)
+
+
 @dataclass
 class RunCgroup:
     """The cgroups of one run. Create, join in the child, then :meth:`close` in the parent."""
@@ -233,6 +247,15 @@ class RunCgroup:
                     os.close(fd)
 
         return join
+
+    def events(self) -> Events:
+        """The counters now (zero for a controller the run has no group of)."""
+        pids = self.dirs.get("pids")
+        memory = self.dirs.get("memory")
+        return Events(
+            pids_max=_read_keyed(pids[1] / "pids.events").get("max", 0) if pids else 0,
+            oom_kills=_oom_kills(*memory) if memory else 0,
+        )
 
     def close(self) -> None:
         """Kill whatever is left in the run's cgroups, read their verdicts, remove them."""
@@ -305,21 +328,39 @@ def _kill_all(version: int, path: Path) -> int:
 
 
 def _read_keyed(path: Path) -> dict[str, int]:
+    """A ``key value`` per line control file (``pids.events``, ``memory.events``), or {}.
+
+    Read with plain ``os`` calls: a warm call reads two of these, and a text file object
+    costs several times the read itself.
+    """
     values: dict[str, int] = {}
-    with contextlib.suppress(OSError):
-        for line in path.read_text().splitlines():
-            key, _, value = line.partition(" ")
-            with contextlib.suppress(ValueError):
-                values[key] = int(value)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return values
+    try:
+        data = os.read(fd, 4096)
+    except OSError:
+        return values
+    finally:
+        os.close(fd)
+    for line in data.decode("ascii", "replace").splitlines():
+        key, _, value = line.partition(" ")
+        with contextlib.suppress(ValueError):
+            values[key] = int(value)
     return values
 
 
-def _oom_happened(version: int, path: Path) -> bool:
+def _oom_kills(version: int, path: Path) -> int:
+    """How many processes the OOM killer ended in the group (0 where the kernel does not count)."""
     if version == 2:
-        return _read_keyed(path / "memory.events").get("oom_kill", 0) > 0
-    control = _read_keyed(path / "memory.oom_control")
-    if "oom_kill" in control:
-        return control["oom_kill"] > 0
+        return _read_keyed(path / "memory.events").get("oom_kill", 0)
+    return _read_keyed(path / "memory.oom_control").get("oom_kill", 0)
+
+
+def _oom_happened(version: int, path: Path) -> bool:
+    if version == 2 or "oom_kill" in _read_keyed(path / "memory.oom_control"):
+        return _oom_kills(version, path) > 0
     try:  # kernels before 4.13 do not count OOM kills; a hit limit is the next best sign
         return int((path / "memory.failcnt").read_text().strip() or 0) > 0
     except (OSError, ValueError):

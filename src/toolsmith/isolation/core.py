@@ -110,11 +110,12 @@ class Isolation:
             return outcome
         with _WorkDir() as workdir:
             prepare_call(workdir, code, args)
+            job = self._job(workdir, SCRIPT, network, timeout_s, outputs=OUTPUTS)
             try:
-                result = backend.execute(self._job(workdir, SCRIPT, network, timeout_s, outputs=OUTPUTS))
+                result = backend.execute(job)
             except SandboxError as exc:
                 return ToolCallResult(ok=False, error=str(exc), error_type=FailureKind.SANDBOX)
-            return read_call_result(workdir, result)
+            return read_call_result(workdir, result, job.limits)
 
     @property
     def warm(self) -> WorkerPool:

@@ -14,7 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from toolsmith.isolation.result import ExecResult, FailureKind, ToolCallResult
+from toolsmith.isolation.result import ExecResult, FailureKind, Limit, ToolCallResult
+from toolsmith.limits import Limits
 
 SCRIPT = "_call.py"
 ARGS_FILE = "_args.json"
@@ -34,10 +35,20 @@ def _write(payload):
     with open("_result.json", "w", encoding="utf-8") as fh:
         fh.write(payload)
 
-def _fail(kind, message):
+def _fail(kind, message, **facts):
     tb = traceback.format_exc(limit=-12)
     _write(json.dumps({"ok": False, "error_type": kind, "error": message,
-                       "traceback": tb if tb.strip() != "NoneType: None" else None}))
+                       "traceback": tb if tb.strip() != "NoneType: None" else None, **facts}))
+
+def _raised(exc):
+    # A MemoryError here is the memory rlimit refusing an allocation: say so as a fact the
+    # host words with the limit's size and setting. Freeing what the frames still hold
+    # (the bomb's own data) leaves room to write the answer.
+    if isinstance(exc, MemoryError):
+        traceback.clear_frames(exc.__traceback__)
+    text = str(exc)
+    _fail("exception", "run() raised %s%s" % (type(exc).__name__, ": " + text if text else ""),
+          **({"limit": "memory"} if isinstance(exc, MemoryError) else {}))
 
 def _main():
     sys.path.insert(0, os.getcwd())
@@ -56,7 +67,7 @@ def _main():
     try:
         value = run(**args)
     except BaseException as exc:
-        return _fail("exception", "run() raised %s: %s" % (type(exc).__name__, exc))
+        return _raised(exc)
     try:
         payload = json.dumps({"ok": True, "value": value}, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
@@ -76,27 +87,30 @@ def prepare_call(workdir: Path, code: str, args: dict[str, Any]) -> None:
     (workdir / SCRIPT).write_text(HARNESS_SOURCE, encoding="utf-8")
 
 
-def read_call_result(workdir: Path, run: ExecResult) -> ToolCallResult:
-    """Turn the harness's result file (or its absence) into a :class:`ToolCallResult`."""
+def read_call_result(workdir: Path, run: ExecResult, limits: Limits) -> ToolCallResult:
+    """Turn the harness's result file (or its absence) into a :class:`ToolCallResult`.
+
+    ``limits`` are the run's, for naming one in the message when it was reached.
+    """
     if run.timed_out:
-        return no_result(run)
+        return no_result(run, limits)
     path = workdir / RESULT_FILE
     # An isolating backend pre-creates the file (empty) to bind it writable: empty = absent.
     if not path.is_file() or path.is_symlink() or path.stat().st_size == 0:
-        return no_result(run)
+        return no_result(run, limits)
     if path.stat().st_size > MAX_RESULT_BYTES:
         return too_large(run)
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         return _failure(run, FailureKind.NOT_JSON, f"the tool's result could not be decoded: {exc}")
-    return decode_result(text, run)
+    return decode_result(text, run, limits)
 
 
-def decode_result(text: str, run: ExecResult) -> ToolCallResult:
+def decode_result(text: str, run: ExecResult, limits: Limits) -> ToolCallResult:
     """Decode the harness's JSON envelope (from the result file, or a warm worker's reply)."""
     if not text:
-        return no_result(run)
+        return no_result(run, limits)
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -109,23 +123,34 @@ def decode_result(text: str, run: ExecResult) -> ToolCallResult:
         return _failure(run, FailureKind.NOT_JSON, "the tool's result file was overwritten with something else")
     if data["ok"] is True:
         return ToolCallResult(ok=True, value=data.get("value"), exec=run)
+    # The harness says which limit refused it (a MemoryError is the memory rlimit's refusal).
+    reported = (Limit.MEMORY,) if data.get("limit") == Limit.MEMORY.value else ()
+    error = str(data.get("error") or "run() failed")
     return ToolCallResult(
         ok=False,
-        error=str(data.get("error") or "run() failed"),
+        error=error + _reached(run, limits, reported),
         error_type=FailureKind.parse(data.get("error_type")),
         traceback=data.get("traceback"),
         exec=run,
     )
 
 
-def no_result(run: ExecResult) -> ToolCallResult:
+def no_result(run: ExecResult, limits: Limits) -> ToolCallResult:
     """The failure of a call whose process ended (or was stopped) without writing a result."""
+    reached = _reached(run, limits)
     if run.timed_out:
-        return _failure(run, FailureKind.TIMEOUT, f"run() did not return within {run.wall_s:.1f} s and was killed")
+        message = f"run() did not return within {run.wall_s:.1f} s and was killed{reached}"
+        return _failure(run, FailureKind.TIMEOUT, message)
     reason = f"killed by {run.killed_by}" if run.killed_by else f"exit code {run.exit_code}"
     tail = run.stderr.strip().splitlines()[-3:]
     detail = f"; stderr ends with: {' | '.join(tail)}" if tail else ""
-    return _failure(run, FailureKind.KILLED, f"the tool process ended without a result ({reason}){detail}")
+    return _failure(run, FailureKind.KILLED, f"the tool process ended without a result ({reason}){reached}{detail}")
+
+
+def _reached(run: ExecResult, limits: Limits, reported: tuple[Limit, ...] = ()) -> str:
+    """``; the sandbox's ... limit (...) was reached`` for each limit the run was seen to reach."""
+    seen = dict.fromkeys((*run.limits_reached, *reported))
+    return "".join(f"; {limit.reached(limits)}" for limit in seen)
 
 
 def too_large(run: ExecResult) -> ToolCallResult:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 
-from toolsmith.isolation.backend import Job, chain, rlimit_preexec, supervise
-from toolsmith.isolation.cgroups import RunCgroup
+from toolsmith.isolation.backend import Job
+from toolsmith.isolation.launch import LaunchPlan, run_plan
 from toolsmith.isolation.result import ExecResult
 
 NOT_DEFENDED = (
@@ -45,14 +45,5 @@ class ProcessBackend:
             "TZ": os.environ.get("TZ", "UTC"),
         }
         argv = python_argv(str(job.python), job.script, site=job.env_prefix is not None)
-        cgroup = RunCgroup.create(job.limits)
-        return supervise(
-            argv,
-            env=env,
-            cwd=job.workdir,
-            limits=job.limits,
-            backend=self.name,
-            network=True,
-            preexec=chain(cgroup.joiner(), rlimit_preexec(job.limits, pids_cgroup="pids" in cgroup.active)),
-            cgroup=cgroup,
-        )
+        plan = LaunchPlan(command=tuple(argv), cwd=job.workdir, limits=job.limits, env=env)
+        return run_plan(plan, backend=self.name, network=True)[0]

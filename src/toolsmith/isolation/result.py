@@ -9,11 +9,33 @@ health.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from enum import Enum
 from typing import Any
 
 from toolsmith.calls import Blame, FailureKind
+from toolsmith.limits import Limits
 
-__all__ = ["Blame", "ExecResult", "FailureKind", "ToolCallResult"]
+__all__ = ["Blame", "ExecResult", "FailureKind", "Limit", "ToolCallResult"]
+
+
+class Limit(str, Enum):
+    """A sandbox limit a run can be seen to reach, named in messages with its setting."""
+
+    MEMORY = "memory"
+    PROCESSES = "processes"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def setting(self) -> str:
+        return "sandbox.memory_mb" if self is Limit.MEMORY else "sandbox.max_procs"
+
+    def reached(self, limits: Limits) -> str:
+        """The sentence a failure message carries when this limit was reached."""
+        if self is Limit.MEMORY:
+            return f"the sandbox's memory limit ({limits.memory_mb} MB, {self.setting}) was reached"
+        return f"the sandbox's process limit ({limits.max_procs} processes, {self.setting}) was reached"
 
 
 @dataclass(frozen=True)
@@ -23,7 +45,9 @@ class ExecResult:
     ``killed_by`` names what stopped the run early: ``"timeout"``, a limit such as
     ``"memory"`` or ``"cpu"``, or a signal name such as ``"SIGKILL"``; ``None`` when the
     process exited on its own. ``truncated`` is true when either stream hit the byte cap
-    (the middle was dropped and a notice inserted).
+    (the middle was dropped and a notice inserted). ``limits_reached`` lists the limits
+    the kernel saw the run reach (its cgroup's pids cap refused a fork, the OOM killer
+    ran), however the run ended.
     """
 
     stdout: str
@@ -35,6 +59,7 @@ class ExecResult:
     truncated: bool = False
     backend: str = ""
     network: bool = True
+    limits_reached: tuple[Limit, ...] = ()
 
     @property
     def ok(self) -> bool:

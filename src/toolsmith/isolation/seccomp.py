@@ -13,8 +13,13 @@ sockets with Landlock (:mod:`toolsmith.isolation.landlock`): sharing the host's 
 namespace shares its abstract sockets, and a filter cannot tell an abstract address
 from a path, so every new unix socket is refused.
 
-The program is classic BPF, built here byte by byte, for x86-64 and aarch64; on other
-architectures no filter is installed and :func:`program` returns None.
+A second filter (:func:`guard_program`), stacked on the first in every cold run (bwrap
+installs both) and in every warm call's child, refuses what the code could do to the
+processes that run it: signals, pidfds, rlimit and scheduling changes aimed at the
+sandbox's init or a warm worker.
+
+The programs are classic BPF, built here byte by byte, for x86-64 and aarch64; on other
+architectures no filter is installed and both builders return None.
 """
 
 from __future__ import annotations
@@ -104,7 +109,7 @@ def program(machine: str | None = None, *, deny_unix_sockets: bool = False) -> b
     return _assemble([*head, *body])
 
 
-# --- the warm worker's per-call guard ------------------------------------------------------
+# --- the second filter: a call's guard, cold and warm ---------------------------------------
 
 # Calls whose first (or second) argument names a target process: refused when it is one
 # of the protected pids (the worker, the sandbox's init), or minus one of them, or -1.
@@ -123,8 +128,9 @@ _TARGETED: dict[str, tuple[int, int, int]] = {
     "sched_setattr": (314, 274, 0),
     "setpriority": (141, 140, 1),
 }
-# Refused outright in a warm call: a pidfd can also come from opening /proc/<pid>; SysV
-# and POSIX message IPC objects would outlive the call and reach the next one.
+# Refused outright: a pidfd can also come from opening /proc/<pid>; SysV and POSIX message
+# IPC objects would outlive a warm call and reach the next one (refused cold as well, so a
+# tool does not work on one path and fail on the other).
 _GUARD_DENIED: dict[str, tuple[int, int]] = {
     "pidfd_send_signal": (424, 424),
     "process_madvise": (440, 440),
@@ -142,7 +148,10 @@ _ARG = 16  # offsetof(struct seccomp_data, args); each argument is 8 bytes, low 
 
 
 def guard_program(protected: tuple[int, ...], machine: str | None = None) -> bytes | None:
-    """The filter a warm call's child adds on top of :func:`program`, or None on an unknown arch.
+    """The second filter, stacked on :func:`program`, or None on an unknown arch.
+
+    A warm call's child installs it itself (protecting the worker and the sandbox's
+    init); bwrap installs it for a cold run (protecting the init, the program's parent).
 
     pid arguments are compared on their low 32 bits, which is all the kernel reads of a
     ``pid_t``. ``setpriority`` is also refused for anything but ``PRIO_PROCESS`` (a whole

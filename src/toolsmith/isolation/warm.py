@@ -40,8 +40,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from toolsmith.isolation import seccomp
-from toolsmith.isolation.backend import Job, _CappedBuffer, classify
-from toolsmith.isolation.bwrap import BwrapBackend, spawn
+from toolsmith.isolation.backend import Job, _CappedBuffer, classify, reached
+from toolsmith.isolation.bwrap import INIT_PID, BwrapBackend, spawn
+from toolsmith.isolation.cgroups import Events
 from toolsmith.isolation.harness import MAX_RESULT_BYTES, TOOL_FILE, decode_result, no_result, too_large
 from toolsmith.isolation.result import ExecResult, FailureKind, ToolCallResult
 from toolsmith.isolation.worker_main import FILTER_FILE
@@ -50,7 +51,7 @@ from toolsmith.limits import Limits
 WORKER_SCRIPT = "_worker.py"
 # In the worker's pid namespace bwrap's init is pid 1 and the program it starts pid 2.
 WORKER_PID = 2
-PROTECTED_PIDS = (1, WORKER_PID)
+PROTECTED_PIDS = (INIT_PID, WORKER_PID)
 _MAX_MESSAGE = 65536
 _GRACE_S = 0.25
 _REPLY_SLACK_S = 5.0
@@ -107,7 +108,8 @@ class WarmWorker:
         self._stderr: IO[bytes] = tempfile.TemporaryFile(prefix="toolsmith-worker-")  # noqa: SIM115
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            self.proc, self.cgroup = spawn(backend, job, stdin=theirs.fileno(), stderr=self._stderr)
+            started = spawn(backend, job, stdin=theirs.fileno(), stderr=self._stderr)
+            self.proc, self.cgroup = started.proc, started.cgroup
         except BaseException:
             self.sock.close()
             self._stderr.close()
@@ -149,6 +151,8 @@ class WarmWorker:
         data = json.dumps(args, ensure_ascii=False).encode()
         deadline = time.monotonic() + limits.timeout_s + _REPLY_SLACK_S
         self._settle(deadline)
+        # Calls of a worker run one at a time, so what its cgroup counted meanwhile is this call's.
+        before = self.cgroup.events()
         call = _CallPipes()
         try:
             message = json.dumps({"limits": _call_limits(limits)}).encode()
@@ -161,7 +165,7 @@ class WarmWorker:
             call.close_theirs()
         self.calls += 1
         try:
-            return self._collect(call, data, limits, deadline)
+            return self._collect(call, data, limits, deadline, before)
         except NotServed as exc:  # the worker retired instead of reading this request
             self.calls -= 1
             self.close()
@@ -185,7 +189,9 @@ class WarmWorker:
             self.close()
             raise WorkerGone(f"the warm worker retired itself: {report.get('error')}")
 
-    def _collect(self, call: _CallPipes, data: bytes, limits: Limits, deadline: float) -> ToolCallResult:
+    def _collect(
+        self, call: _CallPipes, data: bytes, limits: Limits, deadline: float, before: Events
+    ) -> ToolCallResult:
         with contextlib.suppress(BrokenPipeError):  # a child that died first reads nothing
             _write_all(call.args, data)
         os.close(call.args)
@@ -201,7 +207,10 @@ class WarmWorker:
                 report = self._receive(deadline)
         if report.get("retired"):
             raise NotServed(f"the warm worker retired itself: {report.get('error')}")
-        return _outcome(report, out, err, result, network=self.job.network)
+        counted = self.cgroup.events().since(before)
+        run = _exec_result(report, out, err, network=self.job.network)
+        run = replace(run, limits_reached=reached(counted.pids_max > 0, counted.oom_kills > 0))
+        return _outcome(run, result, limits)
 
     def _receive(self, deadline: float) -> dict[str, Any]:
         wait = deadline - time.monotonic()
@@ -339,13 +348,11 @@ def _call_limits(limits: Limits) -> dict[str, Any]:
     }
 
 
-def _outcome(
-    report: dict[str, Any], out: _CappedBuffer, err: _CappedBuffer, result: bytearray, *, network: bool
-) -> ToolCallResult:
+def _exec_result(report: dict[str, Any], out: _CappedBuffer, err: _CappedBuffer, *, network: bool) -> ExecResult:
     exit_code = os.waitstatus_to_exitcode(int(report.get("status", 0)))
     timed_out = bool(report.get("timed_out"))
     stderr = err.text()
-    run = ExecResult(
+    return ExecResult(
         stdout=out.text(),
         stderr=stderr,
         exit_code=exit_code,
@@ -356,11 +363,14 @@ def _outcome(
         backend="bwrap-warm",
         network=network,
     )
-    if timed_out:
-        return no_result(run)
+
+
+def _outcome(run: ExecResult, result: bytearray, limits: Limits) -> ToolCallResult:
+    if run.timed_out:
+        return no_result(run, limits)
     if len(result) > MAX_RESULT_BYTES:
         return too_large(run)
-    return decode_result(result.decode("utf-8", "replace"), run)
+    return decode_result(result.decode("utf-8", "replace"), run, limits)
 
 
 class WorkerPool:

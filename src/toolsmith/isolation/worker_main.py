@@ -152,18 +152,31 @@ def _write_result(payload: dict[str, Any]) -> None:
         view = view[os.write(3, view) :]
 
 
-def _fail(kind: str, message: str) -> None:
+def _fail(kind: str, message: str, **facts: str) -> None:
     tb = traceback.format_exc(limit=-12)
-    _write_result(
-        {"ok": False, "error_type": kind, "error": message, "traceback": tb if tb.strip() != "NoneType: None" else None}
-    )
+    traceback_text = tb if tb.strip() != "NoneType: None" else None
+    _write_result({"ok": False, "error_type": kind, "error": message, "traceback": traceback_text, **facts})
+
+
+def _raised(exc: BaseException) -> None:
+    """Report what run() raised; a MemoryError is the memory rlimit refusing an allocation.
+
+    That is said as a fact the host words with the limit's size and setting, as the cold
+    harness does. Freeing what the frames still hold (the bomb's own data) leaves room
+    to write the answer.
+    """
+    if isinstance(exc, MemoryError):
+        traceback.clear_frames(exc.__traceback__)
+    text = str(exc)
+    message = f"run() raised {type(exc).__name__}{': ' + text if text else ''}"
+    _fail("exception", message, **({"limit": "memory"} if isinstance(exc, MemoryError) else {}))
 
 
 def _call(run: Any, args: dict[str, Any]) -> None:
     try:
         value = run(**args)
     except BaseException as exc:
-        return _fail("exception", f"run() raised {type(exc).__name__}: {exc}")
+        return _raised(exc)
     try:
         _write_result({"ok": True, "value": value})
     except (TypeError, ValueError) as exc:

@@ -32,7 +32,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,8 +46,8 @@ from packaging.version import InvalidVersion, Version
 
 from toolsmith.errors import InstallError, PackageRefused
 from toolsmith.isolation import bwrap
-from toolsmith.isolation.backend import base_python, chain, supervise
-from toolsmith.isolation.cgroups import RunCgroup
+from toolsmith.isolation.backend import base_python
+from toolsmith.isolation.launch import LaunchPlan, run_plan
 from toolsmith.limits import Limits
 from toolsmith.packages import hooks
 from toolsmith.packages.index import PackageIndex, normalize_name, resolve_index_url
@@ -347,41 +347,35 @@ class PackageEnv:
         home = self._cache("home")
         env = scrubbed_env(home)
         env["PIP_CONFIG_FILE"] = os.devnull
-        fds: list[int] = []
-        preexec = None
+        # A source build runs a package's code: it gets a process, memory and CPU cap, and
+        # its output is read with a byte cap like any sandboxed run's.
         if self.isolated:
             readable = [Path(self._uv).parent] if self._uv else []
             # Only this environment and this installer's cache: a source build must not reach
             # the other environments or toolsmith's own caches (the index listing).
-            argv, fds = bwrap.installer_argv(
+            plan = bwrap.installer_plan(
                 argv,
                 env=env,
                 writable=[home, self.path, self._cache(self.tool)],
                 readable=readable,
+                limits=INSTALL_LIMITS,
+                cwd=home,
                 bwrap=bwrap.find_bwrap(self.settings.bwrap_path),  # the one sandbox.bwrap_path names
+                before_exec=_installer_umask,
             )
-            env, preexec = {}, bwrap.installer_preexec()
-        # A source build runs a package's code: it gets a process, memory and CPU cap, and
-        # its output is read with a byte cap like any sandboxed run's.
-        cgroup = RunCgroup.create(INSTALL_LIMITS)
-        try:
-            done = supervise(
-                argv,
-                env=env,
+        else:
+            plan = LaunchPlan(
+                command=tuple(argv),
                 cwd=home,
                 limits=INSTALL_LIMITS,
-                backend="installer",
-                network=True,
-                preexec=chain(cgroup.joiner(), _installer_umask(preexec)),
-                pass_fds=fds,
-                cgroup=cgroup,
-                signal_exit_offset=self.isolated,
+                env=env,
+                rlimits=False,
+                before_exec=_installer_umask,
             )
+        try:
+            done, _ = run_plan(plan, backend="installer", network=True)
         except (OSError, subprocess.SubprocessError) as exc:
             raise InstallError(f"{what} failed: the installer could not start ({exc}).") from exc
-        finally:
-            for fd in fds:
-                os.close(fd)
         if done.timed_out:
             raise InstallError(f"{what} did not finish within {INSTALL_TIMEOUT_S:.0f} s.")
         if done.exit_code != 0:
@@ -526,16 +520,10 @@ class PackageEnv:
         return requirement.pin + "".join(f" --hash=sha256:{h}" for h in hashes)
 
 
-def _installer_umask(then: Callable[[], None] | None) -> Callable[[], None]:
-    """Pre-exec hook: files the installer writes stay world-readable, as runs that are not
+def _installer_umask() -> None:
+    """Pre-exec step: files the installer writes stay world-readable, as runs that are not
     the launcher's uid (a root launcher's, see :mod:`toolsmith.isolation.userns`) read them."""
-
-    def hook() -> None:
-        os.umask(0o022)
-        if then is not None:
-            then()
-
-    return hook
+    os.umask(0o022)
 
 
 def _names(items: Iterable[object]) -> str:
