@@ -448,7 +448,7 @@ TOOLS: tuple[Distractor, ...] = (
              return {"hsl": [round(h * 360, 1), round(s * 100, 1), round(l * 100, 1)],
                      "hsv": [round(hv * 360, 1), round(sv * 100, 1), round(v * 100, 1)]}
          ''',
-         {"rgb": [30, 144, 255]},
+         {"rgb": [30, 144, 200]},
          ({"rgb": [255, 0, 0]}, {"hsl": [0.0, 100.0, 50.0], "hsv": [0.0, 100.0, 100.0]})),
     tool(C, "contrast_ratio", "WCAG contrast ratio of two hex colours, and whether it passes AA and AAA.",
          {"foreground": ("string", "Text colour, hex."), "background": ("string", "Background colour, hex.")},
