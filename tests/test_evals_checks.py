@@ -65,6 +65,8 @@ def test_an_ambiguous_grouping_keeps_both_readings() -> None:
         ("14 h 30", ["14:30"]),
         ("14.30 Uhr", ["14:30"]),
         ("3 amigos, 24 hours, 1:500", []),
+        ("at midnight", ["00:00"]),
+        ("à midi", ["12:00"]),
     ],
 )
 def test_clock_times_are_read_in_several_languages(text: str, expected: list[str]) -> None:

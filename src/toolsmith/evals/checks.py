@@ -304,10 +304,16 @@ _CLOCK = re.compile(
 )
 
 
+_NAMED_TIMES = (
+    (re.compile(r"\b(?:midnight|minuit|mitternacht|medianoche|mezzanotte)\b|午夜|半夜十二点", re.I), 0),
+    (re.compile(r"\b(?:noon|midday|midi|mittag|mediodía)\b|正午", re.I), 720),
+)
+
+
 def times_in(text: str) -> list[int]:
-    """Every clock time in ``text``, as minutes after midnight."""
+    """Every clock time in ``text``, as minutes after midnight ("midnight" and "noon" too)."""
     plain = normalise(text)
-    found = []
+    found = [minutes for pattern, minutes in _NAMED_TIMES if pattern.search(plain)]
     for m in _CLOCK.finditer(plain):
         part, hour_text = m.group(1), m.group(2)
         minutes_text = m.group(3) or m.group(5) or m.group(6) or m.group(7)

@@ -141,11 +141,11 @@ def iban_validity(template: str, lang: str) -> Judge:
     return judge
 
 
-# The country by name: the code alone is already in the question.
+# The country by name, or its code standing alone in capitals (the question only has it inside the IBAN).
 _COUNTRY = {
-    "DE": r"german|deutschland|alemania|德国",
-    "ES": r"spain|españa|spanien|西班牙",
-    "GB": r"united kingdom|\bUK\b|英国",
+    "DE": r"german|deutschland|alemania|德国|(?-i:\bDE\b)",
+    "ES": r"spain|españa|spanien|西班牙|(?-i:\bES\b)",
+    "GB": r"united kingdom|britain|英国|(?-i:\bGB\b|\bUK\b)",
 }
 
 
