@@ -56,7 +56,7 @@ app.command("ui")(ui_command)
 app.add_typer(tools_app, name="tools", help="Review, search and share the tool library.")
 app.add_typer(library_app, name="library", help="Where the tool library lives; copy it to another backend.")
 app.add_typer(sandbox_app, name="sandbox", help="Run code in the sandbox, as code_interpreter does.")
-app.add_typer(eval_app, name="eval", help="Paired arms on a suite through Inspect, and their report (needs the eval extra).")
+app.add_typer(eval_app, name="eval", help="Paired arms through Inspect, and their report (eval extra).")
 
 
 def main() -> None:

@@ -32,8 +32,8 @@ def report_command(
     epochs: int = typer.Option(3, "--epochs", min=1, help="Repeats of each arm (k)."),
     distractors: str = typer.Option("0,50,200", "--distractors", help="Distractor tool counts for the growing arm."),
     max_samples: int = typer.Option(1, "--max-samples", min=1, help="Samples run at once in each arm."),
-    model_base_url: str | None = typer.Option(None, "--model-base-url", help="The model's endpoint, if not the default."),
-    logs: list[Path] = typer.Option(None, "--logs", help="Report on these Inspect logs instead of running (repeatable)."),
+    model_base_url: str | None = typer.Option(None, "--model-base-url", help="The model endpoint."),
+    logs: list[Path] = typer.Option(None, "--logs", help="Report on these logs; run nothing."),
 ) -> None:
     """Run control, growing and frozen arms (and growing with distractors), then write the report."""
     try:
@@ -46,7 +46,7 @@ def report_command(
         if logs:
             runs = [read_arm(path) for path in logs]
         elif model is None:
-            fail("give --model (an Inspect model name) to run the arms, or --logs to report on existing logs", EXIT_CONFIG)
+            fail("give --model (an Inspect model) to run the arms, or --logs to report on logs", EXIT_CONFIG)
         else:
             plan = ArmsPlan(model=model, out=out, suite=suite, epochs=epochs, distractors=_sizes(distractors),
                             max_samples=max_samples, model_base_url=model_base_url)  # fmt: skip

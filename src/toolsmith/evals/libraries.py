@@ -20,7 +20,9 @@ ask for it from several worker threads at once.
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
+import tempfile
 import threading
 import time
 import uuid
@@ -64,9 +66,9 @@ class LibraryPlan:
         if mode not in MODES:
             raise ConfigError(f"library must be one of {', '.join(MODES)}; got {library!r}.", setting=SETTING)
         if mode == "snapshot" and not snapshot:
-            raise ConfigError("library=snapshot needs snapshot=PATH_OR_URL (a bundle, .db file or URL).", setting=SETTING)
+            raise ConfigError("library=snapshot needs snapshot=PATH_OR_URL (bundle, .db file, URL).", setting=SETTING)
         if library_url and mode != "shared":
-            raise ConfigError("library_url is for library=shared; per_epoch and snapshot make their own.", setting=SETTING)
+            raise ConfigError("library_url is for library=shared only.", setting=SETTING)
         if distractors < 0:
             raise ConfigError(f"distractors must be 0 or more; got {distractors}.", setting="distractors")
         if library_url:
@@ -140,13 +142,12 @@ class Libraries:
         if settings.db_path.exists():  # a retried sample starts again from the snapshot
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{settings.db_path}{suffix}").unlink(missing_ok=True)
-        _sqlite_copy(frozen.db_path, settings.db_path)
+        _backup(frozen.db_path, settings.db_path)  # our own copy: its WAL files may appear
         envs = settings.envs_dir
         if not envs.exists():  # installed packages are shared; only the library is per sample
             frozen.envs_dir.mkdir(parents=True, exist_ok=True)
             os.symlink(frozen.envs_dir, envs, target_is_directory=True)
         return settings
-
 
 
 def fill_from_snapshot(source: str, target: Settings) -> None:
@@ -166,7 +167,7 @@ def fill_from_snapshot(source: str, target: Settings) -> None:
     elif path.is_file():
         _sqlite_copy(path, target.db_path)
     else:
-        raise ConfigError(f"snapshot {source!r} is neither a bundle folder, an SQLite file nor a URL.", setting="snapshot")
+        raise ConfigError(f"snapshot {source!r} is no bundle folder, SQLite file or URL.", setting="snapshot")
 
 
 def _import_bundle(folder: Path, target: Settings) -> None:
@@ -197,23 +198,41 @@ def _copy_url(url: str, target: Settings) -> None:
 
 
 def _sqlite_copy(source: Path, target: Path) -> None:
-    """A consistent copy of an SQLite library through a read-only connection (no WAL, no lock file)."""
+    """A consistent copy of an SQLite library that writes nothing next to ``source``.
+
+    Even a read-only connection to a WAL-mode file creates its ``-wal`` and ``-shm``
+    files, so the file (and its WAL, if one is there) is first copied byte for byte into
+    a scratch folder, and SQLite opens only that copy. Snapshot a library no run is
+    writing at that moment (or name it by URL).
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        src = sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        raise LibraryError(f"cannot read the snapshot {source}: {exc}") from exc
-    try:
-        dst = sqlite3.connect(target)
+    with tempfile.TemporaryDirectory(prefix="snapshot-", dir=target.parent) as scratch:
+        raw = Path(scratch) / "library.db"
         try:
-            src.backup(dst)
-            dst.execute("PRAGMA journal_mode=WAL")
+            shutil.copyfile(source, raw)
+            if Path(f"{source}-wal").is_file():
+                shutil.copyfile(f"{source}-wal", f"{raw}-wal")
+        except OSError as exc:
+            raise LibraryError(f"cannot read the snapshot {source}: {exc.strerror or exc}") from exc
+        _backup(raw, target)
+
+
+def _backup(source: Path, target: Path) -> None:
+    try:
+        src = sqlite3.connect(source)
+        try:
+            if src.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+                raise LibraryError(f"the snapshot {source} is damaged (quick_check failed).")
+            dst = sqlite3.connect(target)
+            try:
+                src.backup(dst)
+                dst.execute("PRAGMA journal_mode=WAL")
+            finally:
+                dst.close()
         finally:
-            dst.close()
+            src.close()
     except sqlite3.Error as exc:
-        raise LibraryError(f"cannot copy the snapshot {source} to {target}: {exc}") from exc
-    finally:
-        src.close()
+        raise LibraryError(f"cannot copy the library {source} to {target}: {exc}") from exc
 
 
 def _safe(text: str) -> str:

@@ -93,7 +93,8 @@ def _per_task(summaries: list[ArmSummary]) -> list[str]:
 def _tools(summaries: list[ArmSummary]) -> list[str]:
     lines = ["## Tools: build cost against what their reuses saved", ""]
     lines.append("A reuse saves the build sample's tokens minus its own (never below zero).")
-    lines += ["", "| arm | tool | built by (epoch:task) | build tokens | reuses | tokens saved |", "|---|---|---|---|---|---|"]
+    lines += ["", "| arm | tool | built by (epoch:task) | build tokens | reuses | tokens saved |"]
+    lines.append("|---|---|---|---|---|---|")
     for s in summaries:
         for t in s.tools:
             lines.append(f"| {s.name} | {t.name} | {t.built_by} | {t.build_tokens} | {t.reuses} | {t.saved_tokens} |")
