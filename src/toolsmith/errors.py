@@ -35,6 +35,7 @@ Sandbox errors carry the run's data (``exit_code``, ``stdout``, ``stderr``,
     ├── PackageError
     │   ├── PackageRefused
     │   └── InstallError
+    ├── SuiteError
     └── ModelError
         ├── ModelConfigError  (also a ConfigError)
         ├── ModelRetryExhausted
@@ -147,6 +148,17 @@ class BundleError(LibraryError):
 
 
 # --- the save-time gate -------------------------------------------------------------
+
+
+# --- evaluation suites -----------------------------------------------------------------
+
+
+class SuiteError(ToolsmithError):
+    """An evaluation suite is missing or malformed; ``path`` names the file when there is one."""
+
+    def __init__(self, message: str, *, path: Path | None = None) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 # --- the web --------------------------------------------------------------------------

@@ -1,0 +1,1 @@
+"""Evaluation of toolsmith: built-in task suites, their ground truth and answer checks."""
