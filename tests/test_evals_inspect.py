@@ -21,9 +21,11 @@ from inspect_ai.log import EvalLog
 
 from eval_script import TOOL, TZ_CALLS, DayScript
 from toolsmith.evals import checks
+from toolsmith.evals.arms import ArmsPlan, run_arms
 from toolsmith.evals.figures import STORE_KEY, SampleFigures
 from toolsmith.evals.logs import arm_of
 from toolsmith.evals.report import write_report
+from toolsmith.evals.summary import summarise
 from toolsmith.evals.tasks import day_of_use
 from toolsmith.library import ToolLibrary
 from toolsmith.testing import ScriptedModel, ScriptedServer
@@ -150,3 +152,49 @@ def test_the_report_reads_the_logs_and_draws_the_curve(rig: Rig, shared: EvalLog
     assert f"| growing | {TOOL} | 1:dou-03 |" in text
     png = (tmp_path / "curve.png").read_bytes()
     assert png.startswith(b"\x89PNG") and len(png) > 10_000
+
+
+def test_per_epoch_libraries_make_epochs_repeats(rig: Rig) -> None:
+    task = day_of_use(workdir=str(rig.root / "epochs"), library="per_epoch")
+    [log] = inspect_eval(
+        task, model=MODEL, max_samples=1, epochs=2, log_dir=str(rig.root / "logs"), display="none",
+        sample_id=["dou-03", "dou-04"],
+    )  # fmt: skip
+    arm = arm_of(log)
+    assert arm.epochs == 2
+    for epoch in (1, 2):
+        first, second = arm.epoch(epoch)
+        assert first.figures and first.figures.outcome == "evolved"  # each epoch starts empty
+        assert second.figures and second.figures.outcome == "reused"
+        assert first.figures.library.endswith(f"epoch-{epoch}/library.db")
+
+
+def test_distractors_are_seeded_first_and_do_not_shadow_the_right_tool(rig: Rig) -> None:
+    # More tools than the catalogue lists whole, so the later samples must find it by search.
+    log = rig.run("distractors", distractors=15, sample_ids=["dou-03", "dou-04", "dou-28"])
+    figures = _figures(log)
+    assert figures["dou-03"].outcome == "evolved"
+    assert figures["dou-04"].reused == figures["dou-28"].reused == [TOOL]
+    with ToolLibrary(rig.root / "distractors" / "library.db") as library:
+        assert len(library) == 16 and TOOL in library
+    assert arm_of(log).name == "growing+15"
+
+
+def test_the_arms_run_and_report_through_inspect(rig: Rig, tmp_path: Path) -> None:
+    plan = ArmsPlan(
+        model=MODEL, out=tmp_path, epochs=2, distractors=(0, 13), sample_ids=("dou-03", "dou-04", "dou-07", "dou-12")
+    )
+    runs = run_arms(plan)
+    assert [r.name for r in runs] == ["control", "growing", "frozen", "growing+13"]
+    summary = {s.name: s for s in map(summarise, runs)}
+    assert summary["control"].accuracy == pytest.approx(0.25) and summary["control"].tools == []
+    assert summary["growing"].accuracy == summary["frozen"].accuracy == 1.0
+    assert summary["growing"].noise_floor == 0.0 and summary["growing"].pass_hat_k == 1.0
+    assert summary["growing"].reuse_rate == pytest.approx(0.5)  # 2 of 4 tasks, every epoch
+    assert summary["frozen"].reuse_rate == pytest.approx(0.75)  # the snapshot already holds the tool
+    [built_1, built_2] = summary["growing"].tools
+    assert (built_1.name, built_1.reuses, built_2.built_by) == (TOOL, 2, "2:dou-03") and built_1.saved_tokens > 0
+    path = write_report(runs, tmp_path)
+    text = path.read_text(encoding="utf-8")
+    assert "## Growth without shadowing" in text and "| 13 | 1.000 |" in text
+    assert (tmp_path / "curve.png").is_file() and (tmp_path / "report.json").is_file()

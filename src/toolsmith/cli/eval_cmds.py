@@ -33,6 +33,7 @@ def report_command(
     distractors: str = typer.Option("0,50,200", "--distractors", help="Distractor tool counts for the growing arm."),
     max_samples: int = typer.Option(1, "--max-samples", min=1, help="Samples run at once in each arm."),
     model_base_url: str | None = typer.Option(None, "--model-base-url", help="The model endpoint."),
+    sample_id: list[str] = typer.Option(None, "--sample-id", help="Only this task of the suite (repeatable)."),
     logs: list[Path] = typer.Option(None, "--logs", help="Report on these logs; run nothing."),
 ) -> None:
     """Run control, growing and frozen arms (and growing with distractors), then write the report."""
@@ -49,7 +50,8 @@ def report_command(
             fail("give --model (an Inspect model) to run the arms, or --logs to report on logs", EXIT_CONFIG)
         else:
             plan = ArmsPlan(model=model, out=out, suite=suite, epochs=epochs, distractors=_sizes(distractors),
-                            max_samples=max_samples, model_base_url=model_base_url)  # fmt: skip
+                            max_samples=max_samples, model_base_url=model_base_url,
+                            sample_ids=tuple(sample_id or ()))  # fmt: skip
             runs = run_arms(plan)
         path = write_report(runs, out)
     typer.echo(f"report: {path}")

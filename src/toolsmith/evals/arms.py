@@ -35,6 +35,7 @@ class ArmsPlan:
     max_samples: int = 1
     model_base_url: str | None = None
     model_args: dict[str, Any] = field(default_factory=dict)
+    sample_ids: tuple[str, ...] = ()  # only these tasks of the suite (a quick trial); empty: all
 
     def check(self) -> None:
         if self.epochs < 1:
@@ -77,6 +78,7 @@ def _run(plan: ArmsPlan, name: str, *, workdir: Path, **args: Any) -> ArmRun:
         max_samples=plan.max_samples,
         log_dir=str(plan.out / "logs"),
         tags=[f"arm:{name}"],
+        sample_id=list(plan.sample_ids) or None,
         display="plain",
     )
     return arm_of(logs[0], name)
