@@ -87,7 +87,7 @@ class DayScript:
 
     def _task(self, messages: list[dict[str, Any]]) -> SuiteTask:
         first = next(str(m["content"]) for m in messages if m["role"] == "user")
-        return next(t for t in self.tasks if first.startswith(t.input))
+        return next(t for t in self.tasks if t.input in first)  # also inside a prompt template
 
     def _timezone(self, task: SuiteTask, messages: list[dict[str, Any]], offered: set[str]) -> ModelReply:
         calls = TZ_CALLS[task.id]
