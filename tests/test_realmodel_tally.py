@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from toolsmith.agent.trajectory import TrajectoryWriter
+from toolsmith.calls import Call, Outcome
 from toolsmith.evals.checks import load_suite
-from toolsmith.events import Event, GuardFired, ToolCalled, ToolResult
+from toolsmith.events import Event, GuardFired, GuardHook, ToolCalled, ToolResult
 from toolsmith.redaction import Redactor
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,14 +35,14 @@ run = load("run")
 DAY = {t.id: t for t in load_suite("day_of_use")}
 
 
-def call(task: int, step: int, name: str, result: dict[str, Any], *guards: tuple[str, str]) -> list[Event]:
+def call(task: int, step: int, name: str, result: dict[str, Any], *guards: tuple[str, str, GuardHook]) -> list[Event]:
     """A tool call as the toolbox records it: called, any guards that fired, then the result."""
-    fired = [GuardFired(task=task, step=step, guard=g, message=m) for g, m in guards]
-    ok = bool(result.get("ok"))
+    fired = [GuardFired(task=task, step=step, guard=g, message=m, hook=h) for g, m, h in guards]
+    call_id = f"c{task}{step}"
     return [
-        ToolCalled(task=task, step=step, call_id=f"c{task}{step}", name=name, arguments={}),
+        ToolCalled(task=task, step=step, call=Call(name, {}, id=call_id)),
         *fired,
-        ToolResult(task=task, step=step, call_id=f"c{task}{step}", name=name, ok=ok, summary="", wall_s=0, data=result),
+        ToolResult(task=task, step=step, call_id=call_id, name=name, outcome=Outcome.from_message(result), wall_s=0),
     ]
 
 
@@ -62,12 +63,12 @@ def synthetic_run(tmp_path: Path) -> Path:
     writer = TrajectoryWriter(tmp_path / "traj", "s1", Redactor([]))
     events: list[Event] = [
         *call(0, 1, "create_tool", {"ok": False, "guard": "verify_before_create", "error": "run code first"},
-              ("verify_before_create", "Run the code in code_interpreter first.")),
+              ("verify_before_create", "Run the code in code_interpreter first.", GuardHook.BEFORE_CALL)),
         *call(0, 2, "create_tool", {"ok": False, "check": "generality", "error": "The gate refused the tool"}),
         *call(0, 3, "create_tool", {"ok": True, "name": "count_workdays"}),
         *call(1, 1, "count_workdays", {"ok": True, "days": 22}),
-        GuardFired(task=1, step=2, guard="grounding", message="The number 21 is in no tool result."),
-        *call(2, 1, "web_search", {"ok": False, "error": "offline"}, ("nudge", "Store a tool for this.")),
+        GuardFired(task=1, step=2, guard="grounding", message="The number 21 is in no tool result.", hook=GuardHook.BEFORE_ANSWER),
+        *call(2, 1, "web_search", {"ok": False, "error": "offline"}, ("nudge", "Store a tool for this.", GuardHook.AFTER_RESULT)),
     ]  # fmt: skip
     for event in events:
         writer.event(event)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from toolsmith.evals.checks import SuiteTask, load_suite, score
+from toolsmith.events import Event, GuardFired, GuardHook, ToolResult, read_event
 
 MINIMUM = {"evolve": 5, "reuse": 2, "paraphrase": 2, "crosslang": 2, "generalise": 2, "compose": 3, "impossible": 2}
 
@@ -58,38 +59,33 @@ class Row:
         return sum(m.kind in kinds for m in self.messages)
 
 
-def read_events(path: Path) -> dict[int, list[dict[str, Any]]]:
-    """The trajectory's events, per task index, in order."""
-    events: dict[int, list[dict[str, Any]]] = {}
+def read_events(path: Path) -> dict[int, list[Event]]:
+    """The trajectory's events, typed, per task index, in order."""
+    events: dict[int, list[Event]] = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
         if record.get("record") == "event":
-            events.setdefault(int(record.get("task", 0)), []).append(record)
+            event = read_event(record)
+            events.setdefault(event.task, []).append(event)
     return events
 
 
-def program_messages(events: list[dict[str, Any]]) -> list[Message]:
-    """Every refusal and reminder in one task's events, classified by where it fired."""
+_WHERE = {GuardHook.BEFORE_CALL: "refusal", GuardHook.AFTER_RESULT: "on-result", GuardHook.BEFORE_ANSWER: "reminder"}
+
+
+def program_messages(events: list[Event]) -> list[Message]:
+    """Every refusal and reminder in one task's events, classified by the hook it fired at."""
     found: list[Message] = []
-    open_call = False
-    pending: list[dict[str, Any]] = []
     for event in events:
-        kind = event.get("type")
-        if kind == "tool_called":
-            open_call, pending = True, []
-        elif kind == "guard_fired" and open_call:
-            pending.append(event)
-        elif kind == "guard_fired":
-            found.append(Message("reminder", str(event["guard"]), str(event["message"])))
-        elif kind == "tool_result":
-            data = event.get("data") if isinstance(event.get("data"), dict) else {}
-            for guard in pending:
-                where = "refusal" if data.get("guard") == guard["guard"] else "on-result"
-                found.append(Message(where, str(guard["guard"]), str(guard["message"])))
-            if event.get("name") == "create_tool" and not event.get("ok") and "guard" not in data:
-                check = data.get("check") or ("dedup" if "similar" in data or "duplicate" in data else "other")
-                found.append(Message("gate", f"gate:{check}", str(data.get("error", ""))))
-            open_call, pending = False, []
+        if isinstance(event, GuardFired):
+            found.append(Message(_WHERE[event.hook], event.guard, event.message))
+        elif isinstance(event, ToolResult) and event.name == "create_tool" and not event.ok:
+            outcome = event.outcome
+            if outcome.refusal is not None:
+                continue  # a guard's refusal, counted above
+            data = outcome.data
+            check = data.get("check") or ("dedup" if "similar" in data or "duplicate" in data else "other")
+            found.append(Message("gate", f"gate:{check}", outcome.error or ""))
     return found
 
 
@@ -124,7 +120,7 @@ def suite_tasks(output: dict[str, Any], suite: str | None) -> list[SuiteTask | N
     return [by_text.get(r["task"]) for r in output["results"]]
 
 
-def build_rows(output: dict[str, Any], events: dict[int, list[dict[str, Any]]], suite: str | None) -> list[Row]:
+def build_rows(output: dict[str, Any], events: dict[int, list[Event]], suite: str | None) -> list[Row]:
     rows = []
     for result, task in zip(output["results"], suite_tasks(output, suite), strict=True):
         index = int(result["index"])

@@ -3,7 +3,8 @@
 ``toolsmith demo`` and ``toolsmith run`` drive the agent; ``toolsmith tools`` reviews and
 shares the library; ``toolsmith sandbox run`` runs code the way ``code_interpreter``
 does; ``toolsmith doctor`` says what is configured and what works; ``toolsmith ui`` serves
-the same in a browser. Exit codes are listed once, in :mod:`toolsmith.cli.common`.
+the same in a browser; ``toolsmith eval report`` runs the evaluation arms through
+Inspect AI. Exit codes are listed once, in :mod:`toolsmith.cli.common`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from toolsmith import __version__
 from toolsmith.cli.agent_cmds import demo_command, run_command
 from toolsmith.cli.common import crash
 from toolsmith.cli.doctor import doctor_command
+from toolsmith.cli.eval_cmds import app as eval_app
 from toolsmith.cli.library import app as library_app
 from toolsmith.cli.mcp import mcp_command
 from toolsmith.cli.sandbox import app as sandbox_app
@@ -54,6 +56,7 @@ app.command("ui")(ui_command)
 app.add_typer(tools_app, name="tools", help="Review, search and share the tool library.")
 app.add_typer(library_app, name="library", help="Where the tool library lives; copy it to another backend.")
 app.add_typer(sandbox_app, name="sandbox", help="Run code in the sandbox, as code_interpreter does.")
+app.add_typer(eval_app, name="eval", help="Paired arms through Inspect, and their report (eval extra).")
 
 
 def main() -> None:
