@@ -141,3 +141,14 @@ def test_a_table_that_is_no_table_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as raised:
         Settings.load(home=tmp_path, env={})
     assert raised.value.setting == "sandbox" and "must be a table" in str(raised.value)
+
+
+def test_a_working_directory_env_file_may_set_the_model_table_and_no_other_setting() -> None:
+    """envfiles trusts a cloned repository's .env with TOOLSMITH_MODEL_* only: exactly [model]'s variables."""
+    from toolsmith.config.envfiles import MODEL_PREFIXES, MODEL_VARIABLES
+
+    for declared in DECLARED:
+        env = declared.spec.env
+        if env is not None:
+            trusted = env in MODEL_VARIABLES or env.startswith(MODEL_PREFIXES)
+            assert trusted == (declared.spec.table == "model"), env
