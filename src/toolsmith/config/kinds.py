@@ -26,9 +26,10 @@ HELP = "help"  # field metadata key of toolsmith.limits.Limits, which sits benea
 
 
 class Kind:
-    """How one value is read. ``parse`` takes a TOML value or environment text."""
+    """How one value is read. ``parse`` takes a TOML value or environment text; a bad one
+    raises :class:`ConfigError` with ``setting=name``, its message naming ``shown`` (or ``name``)."""
 
-    def parse(self, value: object, name: str) -> Any:
+    def parse(self, value: object, name: str, shown: str = "") -> Any:
         raise NotImplementedError
 
     def describe(self) -> str:
@@ -36,20 +37,20 @@ class Kind:
         raise NotImplementedError
 
 
-def _refuse(name: str, wanted: str, value: object) -> ConfigError:
-    shown = repr(value)
-    shown = shown if len(shown) <= 80 else shown[:79] + "…"
-    return ConfigError(f"{name} must be {wanted}; got {shown}.", setting=name)
+def _refuse(name: str, shown: str, wanted: str, value: object) -> ConfigError:
+    given = repr(value)
+    given = given if len(given) <= 80 else given[:79] + "…"
+    return ConfigError(f"{shown or name} must be {wanted}; got {given}.", setting=name)
 
 
 @dataclass(frozen=True)
 class Choice(Kind):
     choices: tuple[str, ...]
 
-    def parse(self, value: object, name: str) -> str:
+    def parse(self, value: object, name: str, shown: str = "") -> str:
         text = value.strip().lower() if isinstance(value, str) else ""
         if text not in self.choices:
-            raise _refuse(name, f"one of {', '.join(self.choices)}", value)
+            raise _refuse(name, shown, f"one of {', '.join(self.choices)}", value)
         return text
 
     def describe(self) -> str:
@@ -63,13 +64,13 @@ _FALSE = frozenset({"0", "false", "no", "off"})
 
 @dataclass(frozen=True)
 class Flag(Kind):
-    def parse(self, value: object, name: str) -> bool:
+    def parse(self, value: object, name: str, shown: str = "") -> bool:
         if isinstance(value, bool):
             return value
         text = value.strip().lower() if isinstance(value, str) else ""
         if text in _TRUE or text in _FALSE:
             return text in _TRUE
-        raise _refuse(name, "true or false", value)
+        raise _refuse(name, shown, "true or false", value)
 
     def describe(self) -> str:
         return "`true` or `false`"
@@ -93,14 +94,14 @@ def _number(value: object) -> float | None:
 class Whole(Kind):
     minimum: int
 
-    def parse(self, value: object, name: str) -> int:
+    def parse(self, value: object, name: str, shown: str = "") -> int:
         if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
             value = int(value.strip())
         if isinstance(value, int) and not isinstance(value, bool) and value >= self.minimum:
             return value
         number = _number(value)
         finite = "" if number is None or math.isfinite(number) else "finite "
-        raise _refuse(name, f"a {finite}whole number >= {self.minimum}", value)
+        raise _refuse(name, shown, f"a {finite}whole number >= {self.minimum}", value)
 
     def describe(self) -> str:
         return f"whole number ≥ {self.minimum}"
@@ -114,12 +115,12 @@ class Number(Kind):
     maximum: float | None = None
     positive: bool = False  # above zero, rather than at least ``minimum``
 
-    def parse(self, value: object, name: str) -> float:
+    def parse(self, value: object, name: str, shown: str = "") -> float:
         number = _number(value)
         low_ok = number is not None and (number > 0 if self.positive else number >= self.minimum)
         high_ok = number is not None and (self.maximum is None or number <= self.maximum)
         if number is None or not math.isfinite(number) or not low_ok or not high_ok:
-            raise _refuse(name, f"a finite number {self._bounds()}", value)
+            raise _refuse(name, shown, f"a finite number {self._bounds()}", value)
         return number
 
     def _bounds(self) -> str:
@@ -140,9 +141,9 @@ class Text(Kind):
     optional: bool = False
     strip: bool = False
 
-    def parse(self, value: object, name: str) -> str | None:
+    def parse(self, value: object, name: str, shown: str = "") -> str | None:
         if not isinstance(value, str):
-            raise _refuse(name, f"a string ({self.what})", value)
+            raise _refuse(name, shown, f"a string ({self.what})", value)
         text = value.strip() if self.strip else value
         return (text or None) if self.optional else text
 
@@ -156,13 +157,13 @@ class Names(Kind):
 
     choices: tuple[str, ...] | None = None
 
-    def parse(self, value: object, name: str) -> tuple[str, ...]:
+    def parse(self, value: object, name: str, shown: str = "") -> tuple[str, ...]:
         if isinstance(value, str):
             value = [part for part in value.replace(",", " ").split() if part]
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise _refuse(name, "a list of strings", value)
+            raise _refuse(name, shown, "a list of strings", value)
         if self.choices is not None and (not value or set(value) - set(self.choices)):
-            raise _refuse(name, f"a list of some of {', '.join(self.choices)}", value)
+            raise _refuse(name, shown, f"a list of some of {', '.join(self.choices)}", value)
         return tuple(value)
 
     def describe(self) -> str:
@@ -175,7 +176,7 @@ class Names(Kind):
 class Prices(Kind):
     """A table of model name -> ``{input, output}``, currency units per million tokens."""
 
-    def parse(self, value: object, name: str) -> dict[str, tuple[float, float]]:
+    def parse(self, value: object, name: str, shown: str = "") -> dict[str, tuple[float, float]]:
         if not isinstance(value, dict):
             raise ConfigError(f"[{name}] in config.toml must be a table.", setting=name)
         price = Number()

@@ -360,12 +360,13 @@ def _from_layers(home: Path, data: Mapping[str, Any], env: Mapping[str, str]) ->
     return Settings(home=home, **values)
 
 
-def _raw(spec: Spec, data: Mapping[str, Any], env: Mapping[str, str]) -> tuple[object, str] | None:
-    """The value that sets ``spec`` and the name an error would give it, or None (the default)."""
+def _raw(spec: Spec, data: Mapping[str, Any], env: Mapping[str, str]) -> tuple[object, str, str] | None:
+    """The value that sets ``spec``, the name an error gives it and how its message shows it;
+    None when neither the environment nor the file sets it (the default holds)."""
     if spec.env and env.get(spec.env, "").strip():
-        return env[spec.env], spec.env
+        return env[spec.env], spec.env, f"{spec.env} (which sets {spec.key})"
     table = data.get(spec.table, {}) if spec.table else data
-    return (table[spec.name], spec.key) if spec.name in table else None
+    return (table[spec.name], spec.key, spec.key) if spec.name in table else None
 
 
 def check_keys(data: Mapping[str, Any], path: Path | str = "config.toml") -> None:
