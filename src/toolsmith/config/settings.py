@@ -273,8 +273,7 @@ def _walk(cls: type[Any]) -> Iterator[Declared]:
             table = outer.metadata[GROUP]
             for inner in fields(table.cls):
                 spec = inner.metadata.get(SPEC) or _limit(table.name, inner)
-                if spec.table != table.name:
-                    raise TypeError(f"{spec.key} is declared in the [{table.name}] table")
+                assert spec.table == table.name, f"{spec.key} is declared in the [{table.name}] table"
                 yield Declared(spec, (outer.name, inner.name), _default(inner))
 
 
