@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from toolsmith.cli import tools
 from toolsmith.cli.common import EXIT_CONFIG
-from toolsmith.config import CONFIG_KEYS, DEFAULTS, Settings
+from toolsmith.config import DEFAULTS, Settings
 from toolsmith.config import settings as config
 from toolsmith.errors import ConfigError
 
@@ -76,19 +76,6 @@ def test_a_typo_in_the_config_is_a_one_line_cli_error(tmp_path: Path, monkeypatc
     result = CliRunner().invoke(tools.app, ["list"])
     assert result.exit_code == EXIT_CONFIG
     assert result.stderr.count("\n") == 1 and "did you mean 'review'?" in result.stderr
-
-
-def test_every_setting_the_reader_names_is_a_known_key() -> None:
-    """A setting added to the reader but not to CONFIG_KEYS would be refused as unknown."""
-    source = Path(config.__file__).read_text(encoding="utf-8")
-    tables = "|".join(t for t in CONFIG_KEYS if t)
-    named = set(re.findall(rf'(?:, |setting=)"({tables})\.(\w+)"', source))  # as setting names
-    assert named, "the reader names its settings as table.key"
-    for table, key in named:
-        known = CONFIG_KEYS[table]
-        assert known is None or key in known, f"{table}.{key} is read but not in CONFIG_KEYS"
-    for key in re.findall(r'\bdata\.get\("(\w+)"', source):
-        assert key in (CONFIG_KEYS[""] or ()), f"{key} is read but not in CONFIG_KEYS"
 
 
 def test_the_library_table_keys_load(tmp_path: Path) -> None:

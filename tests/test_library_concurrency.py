@@ -13,7 +13,7 @@ import pytest
 
 from library_backends import returning_spec
 from toolsmith.library import Provenance, Status, ToolLibrary
-from toolsmith.library.migrations import MIGRATIONS
+from toolsmith.library.migrations import SQLITE
 
 pytestmark = pytest.mark.slow  # whole processes per test: the full suite runs these, scripts/test --fast skips them
 
@@ -67,7 +67,7 @@ def test_many_processes_lose_nothing(tmp_path: Path) -> None:
         assert len(adds) == total
     conn = sqlite3.connect(str(path))
     assert conn.execute("SELECT COUNT(*) FROM tools_fts WHERE rowid > 0").fetchone()[0] == total + 2
-    assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == len(MIGRATIONS)
+    assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == len(SQLITE)
     conn.close()
 
 
@@ -151,4 +151,4 @@ def test_racing_first_opens_never_see_a_half_made_library(tmp_path: Path, round_
     assert outcomes == [("ok", 0)] * 12
     with ToolLibrary(Path(path)) as library, library._read() as tx:
         rows = tx.execute("SELECT number FROM schema_migrations ORDER BY number").fetchall()
-        assert [r[0] for r in rows] == [m.number for m in MIGRATIONS]
+        assert [r[0] for r in rows] == [m.number for m in SQLITE]

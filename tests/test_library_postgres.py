@@ -16,7 +16,7 @@ from library_backends import admin_url, postgres_schema
 from toolsmith.errors import CorruptLibraryError, ImmutableVersionError, LibraryUnavailableError
 from toolsmith.library import Provenance, Status, ToolLibrary, ToolSpec
 from toolsmith.library.location import redact
-from toolsmith.library.postgres.schema import MIGRATIONS
+from toolsmith.library.migrations import POSTGRESQL
 
 pytestmark = pytest.mark.postgres
 
@@ -155,7 +155,7 @@ def test_machines_starting_at_once_migrate_exactly_once(url: str) -> None:
     assert outcomes == [("ok", 0)] * 8
     with psycopg.connect(url) as conn:
         rows = conn.execute("SELECT number FROM schema_migrations ORDER BY number").fetchall()
-    assert [r[0] for r in rows] == [m.number for m in MIGRATIONS]
+    assert [r[0] for r in rows] == [m.number for m in POSTGRESQL]
 
 
 def test_a_change_on_another_connection_is_announced(url: str) -> None:

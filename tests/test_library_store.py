@@ -18,7 +18,7 @@ from toolsmith.config import Settings
 from toolsmith.errors import CorruptLibraryError, ImmutableVersionError, LibraryError, ToolNotFoundError
 from toolsmith.library import Provenance, Requirement, Status, ToolLibrary, ToolSpec
 from toolsmith.library.db import APPLICATION_ID
-from toolsmith.library.migrations import LATEST, MIGRATIONS, _apply
+from toolsmith.library.migrations import SQLITE, SqliteSchema, migrate
 
 CODE = "def run(a):\n    return {'a': a}\n"
 
@@ -62,11 +62,11 @@ def test_new_library_records_migrations_and_uses_wal(tmp_path: Path) -> None:
     ToolLibrary(path).close()
     conn = raw(path)
     rows = conn.execute("SELECT number, name, applied_at FROM schema_migrations ORDER BY number").fetchall()
-    assert [(n, name) for n, name, _ in rows] == [(m.number, m.name) for m in MIGRATIONS]
+    assert [(n, name) for n, name, _ in rows] == [(m.number, m.name) for m in SQLITE]
     assert all(applied_at for _, _, applied_at in rows)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == LATEST
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == len(SQLITE)
     conn.close()
 
 
@@ -78,7 +78,7 @@ def test_reopen_is_idempotent_and_keeps_data(tmp_path: Path) -> None:
         with ToolLibrary(path) as library:
             assert [t.ref for t in library.list_tools()] == ["days_between@1"]
     conn = raw(path)
-    assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == len(MIGRATIONS)
+    assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == len(SQLITE)
     conn.close()
 
 
@@ -410,16 +410,13 @@ def test_older_schema_is_upgraded_in_place(tmp_path: Path) -> None:
     path = tmp_path / "library.db"
     conn = raw(path)
     conn.execute("PRAGMA journal_mode = WAL")
-    for migration in MIGRATIONS[:-1]:  # a library written by an older toolsmith
-        conn.execute("BEGIN IMMEDIATE")
-        _apply(conn, migration)
-        conn.execute("COMMIT")
+    assert migrate(SqliteSchema(conn, path), SQLITE[:-1]) == [m.number for m in SQLITE[:-1]]  # an older toolsmith
     conn.close()
     with ToolLibrary(path) as library:
         library.add(spec(), provenance=PROV, gate={})
         assert library.search("days between dates")[0].score > 1
     conn = raw(path)
     assert [r[0] for r in conn.execute("SELECT number FROM schema_migrations ORDER BY number")] == [
-        m.number for m in MIGRATIONS
+        m.number for m in SQLITE
     ]
     conn.close()

@@ -7,7 +7,7 @@ sandbox (which enforces it), so neither has to import the other to use it.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 _FLOATS = ("timeout_s", "cpus")
@@ -18,20 +18,23 @@ class Limits:
     """What one run of model-written code may use.
 
     The defaults suit a tool that fetches a web page or crunches a small table; they are
-    each configurable under ``[sandbox]`` in ``config.toml``.
+    each configurable under ``[sandbox]`` in ``config.toml``. Each field's ``help`` is its
+    line in the README's settings table (:mod:`toolsmith.config` reads it; every limit is a
+    positive number, so the field's type says the rest).
     """
 
-    timeout_s: float = 60.0
-    memory_mb: int = 2048
-    cpu_s: int = 60
-    max_procs: int = 128
-    file_size_mb: int = 256
-    open_files: int = 512
-    output_bytes: int = 256 * 1024
-    tmp_size_mb: int = 256
-    # Cores' worth of CPU time for the whole run (a cgroup quota where one is available);
-    # a run never gets every core of the machine.
-    cpus: float = 2.0
+    timeout_s: float = field(default=60.0, metadata={"help": "wall-clock seconds per run"})
+    memory_mb: int = field(default=2048, metadata={"help": "address space per process, and the run's memory cgroup"})
+    cpu_s: int = field(default=60, metadata={"help": "CPU seconds per process"})
+    max_procs: int = field(default=128, metadata={"help": "processes and threads (a pids cgroup where available)"})
+    file_size_mb: int = field(default=256, metadata={"help": "the largest file a run may write"})
+    open_files: int = field(default=512, metadata={"help": "open files per process"})
+    output_bytes: int = field(default=256 * 1024, metadata={"help": "stdout and stderr kept per run"})
+    tmp_size_mb: int = field(default=256, metadata={"help": "size of the run's private /tmp"})
+    # A cgroup quota where one is available; a run never gets every core of the machine.
+    cpus: float = field(
+        default=2.0, metadata={"help": "cores' worth of CPU time for the whole run (one core is left to the host)"}
+    )
 
     def with_timeout(self, timeout_s: float | None) -> Limits:
         return self if timeout_s is None else replace(self, timeout_s=float(timeout_s))

@@ -1,26 +1,60 @@
-"""Settings: where toolsmith keeps its data and how it behaves.
+"""Settings: where toolsmith keeps its data and how it behaves, each setting declared once.
 
 Settings come from three layers, later ones winning: built-in defaults, the TOML file
-``config.toml`` in the toolsmith home (or ``TOOLSMITH_CONFIG``), and ``TOOLSMITH_*``
-environment variables. The home directory is ``TOOLSMITH_HOME`` when set, otherwise the
-platform's user data directory. Every bad value raises :class:`ConfigError` naming the
-setting, so the user knows exactly what to change.
+``config.toml`` in the toolsmith home (or ``TOOLSMITH_CONFIG``), and environment
+variables (``.env`` files reach the environment first, under the rules of
+:mod:`toolsmith.config.envfiles`). The home directory is ``TOOLSMITH_HOME`` when set,
+otherwise the platform's user data directory.
+
+Each setting is one field of :class:`Settings` (or of its ``[model]`` and ``[sandbox]``
+limit tables) declared with :func:`~toolsmith.config.kinds.setting`: the attribute name,
+type and default, and beside them the key in ``config.toml``, the kind of value (bounds,
+choices), one line of help and the environment variable. Everything else is derived from
+those declarations: the file's known keys (:data:`CONFIG_KEYS`; an unknown key is refused
+with the nearest valid one), the environment overrides, the variables ``toolsmith doctor``
+knows (:data:`ENVIRONMENT_VARIABLES`) and the README's settings table
+(``python -m toolsmith.config --readme``). Every bad value raises :class:`ConfigError`
+naming where it came from: the variable when one was set, else the dotted key.
+
+Why not pydantic-settings, which layers defaults, a TOML file and the environment: its
+sources are merged into one mapping before validation, so an error can no longer say
+whether ``TOOLSMITH_MODEL_TIMEOUT_S`` or ``model.timeout_s`` was bad; a nested table's
+field takes its variable from the nesting (``MODEL__TIMEOUT_S``), while ours are named
+freely (``TOOLSMITH_SANDBOX`` sets ``sandbox.backend``, ``SEARXNG_URL`` sets
+``search.searxng_url``); it reads ``os.environ`` and its own ``.env`` handling, where we
+load from an injected mapping after the hostile-``.env`` rules; and the TOML path is
+chosen at load time from that same mapping. Each is possible with custom sources, which
+would leave little of the library in use, so the small declaration vocabulary in
+:mod:`toolsmith.config.kinds` does the job.
 """
 
 from __future__ import annotations
 
 import difflib
-import math
 import os
 import sys
-from collections.abc import Mapping
-from contextlib import suppress
-from dataclasses import dataclass, field, fields
+from collections.abc import Iterator, Mapping
+from dataclasses import MISSING, Field, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 import platformdirs
 
+from toolsmith.config.kinds import (
+    GROUP,
+    HELP,
+    SPEC,
+    Choice,
+    Flag,
+    Names,
+    Number,
+    Prices,
+    Spec,
+    Text,
+    Whole,
+    group,
+    setting,
+)
 from toolsmith.errors import ConfigError
 from toolsmith.limits import Limits
 
@@ -45,21 +79,31 @@ class ModelSettings:
     request, ``max_attempts`` is a backstop on the number of attempts.
     """
 
-    timeout_s: float = 600.0
-    retry_total_s: float = 300.0
-    max_attempts: int = 10
-    stream: bool = True
-    retry_timeouts: bool = False
-
-
-# [model] key -> environment variable that overrides it.
-MODEL_ENV = {
-    "timeout_s": "TOOLSMITH_MODEL_TIMEOUT_S",
-    "retry_total_s": "TOOLSMITH_MODEL_RETRY_TOTAL_S",
-    "max_attempts": "TOOLSMITH_MODEL_MAX_ATTEMPTS",
-    "stream": "TOOLSMITH_MODEL_STREAM",
-    "retry_timeouts": "TOOLSMITH_MODEL_RETRY_TIMEOUTS",
-}
+    # fmt: off
+    timeout_s: float = setting(
+        600.0, "model.timeout_s", Number(minimum=0.001),
+        "seconds per request; when streaming, the longest silence between chunks",
+        env="TOOLSMITH_MODEL_TIMEOUT_S",
+    )
+    retry_total_s: float = setting(
+        300.0, "model.retry_total_s", Number(),
+        "seconds to retry 429s, 5xx and dropped connections for one request",
+        env="TOOLSMITH_MODEL_RETRY_TOTAL_S",
+    )
+    max_attempts: int = setting(
+        10, "model.max_attempts", Whole(1), "backstop on attempts within that time",
+        env="TOOLSMITH_MODEL_MAX_ATTEMPTS",
+    )
+    stream: bool = setting(
+        True, "model.stream", Flag(), "stream answers (progress in the CLI); falls back when the server cannot",
+        env="TOOLSMITH_MODEL_STREAM",
+    )
+    retry_timeouts: bool = setting(
+        False, "model.retry_timeouts", Flag(),
+        "send a request that got no answer in time again (off: no double generation)",
+        env="TOOLSMITH_MODEL_RETRY_TIMEOUTS",
+    )
+    # fmt: on
 
 
 @dataclass(frozen=True)
@@ -67,43 +111,100 @@ class Settings:
     """Everything configurable about one toolsmith installation."""
 
     home: Path
-    review: str = "auto"
-    quarantine_after: int = 3
-    dedup_threshold: float = 0.55
-    pre_retrieval: bool = True
-    # sandbox
-    sandbox_backend: str = "auto"
-    bwrap_path: str = ""  # auto | system | bundled | a path (see sandbox.bwrap_binary)
-    network: bool = True
-    limits: Limits = field(default_factory=Limits)
-    warm_workers: int = 4  # warm tool workers kept per process (0: every call cold)
-    warm_idle_s: float = 300.0  # a worker idle this long is stopped
-    # mcp: the bearer token HTTP clients must send (see toolsmith.mcp.auth)
-    mcp_token: str = field(default="", repr=False)
-    # packages
-    index_url: str | None = None
-    allow_packages: tuple[str, ...] = ()
-    only_binary: bool = True
-    # search
-    search_backends: tuple[str, ...] = SEARCH_BACKENDS
-    searxng_url: str | None = None
-    # budgets per task (0 means unlimited for tokens and wall time)
-    max_steps: int = 20
-    max_tokens: int = 0
-    max_wall_s: float = 0.0
-    max_nudges: int = 2
-    max_calls_per_turn: int = 10  # tool calls run per model reply; the rest are refused
-    # the tool library: None is the SQLite file in the home; else a library URL
-    library_url: str | None = None
-    # a library of at most this many tools is listed whole in a task's first request
-    catalogue_max_tools: int = 12
-    catalogue_max_chars: int = 3000
-    # least share of a task's intent words a stored tool must cover to be found (0: BM25 alone)
-    search_floor: float = 0.3
-    # model price table: model name -> (input, output) in currency units per million tokens
-    prices: Mapping[str, tuple[float, float]] = field(default_factory=dict)
-    # the model endpoint: timeouts, retries, streaming
-    model: ModelSettings = field(default_factory=ModelSettings)
+    # fmt: off
+    review: str = setting(
+        "auto", "review", Choice(REVIEW_POLICIES),
+        "`required`: a new tool waits for `toolsmith tools review` before it serves",
+        env="TOOLSMITH_REVIEW",
+    )
+    quarantine_after: int = setting(
+        3, "quarantine_after", Whole(1), "consecutive failures before a tool is quarantined"
+    )
+    dedup_threshold: float = setting(
+        0.55, "dedup_threshold", Number(maximum=1),
+        "similarity at which a new tool is reported as a likely duplicate of an active one",
+    )
+    pre_retrieval: bool = setting(
+        True, "pre_retrieval", Flag(), "search the library for the task before the first model request",
+        env="TOOLSMITH_PRE_RETRIEVAL",
+    )
+    sandbox_backend: str = setting(
+        "auto", "sandbox.backend", Choice(SANDBOX_BACKENDS),
+        "where model code runs: `auto` is bwrap where it works, else `process` (no isolation, with a warning)",
+        env="TOOLSMITH_SANDBOX",
+    )
+    bwrap_path: str = setting(
+        "", "sandbox.bwrap_path", Text("empty, `auto`, `system`, `bundled` or a path", strip=True),
+        "which bwrap runs: empty or `auto` tries the system's, then the bundled one",
+        env="TOOLSMITH_BWRAP_PATH",
+    )
+    network: bool = setting(
+        True, "sandbox.network", Flag(), "give sandboxed code the network (the host's, loopback included)",
+        env="TOOLSMITH_NETWORK",
+    )
+    limits: Limits = group(Limits, "sandbox")
+    warm_workers: int = setting(
+        4, "sandbox.warm_workers", Whole(0), "warm tool workers kept per process (0: every call runs cold)"
+    )
+    warm_idle_s: float = setting(
+        300.0, "sandbox.warm_idle_s", Number(), "seconds a warm worker may idle before it stops"
+    )
+    mcp_token: str = setting(
+        "", "mcp.token", Text(), "the bearer token HTTP clients of `toolsmith mcp` must send",
+        env="TOOLSMITH_MCP_TOKEN", secret=True,
+    )
+    index_url: str | None = setting(
+        None, "packages.index_url", Text("URL", optional=True), "the package index (default: pip's own)",
+        env="TOOLSMITH_INDEX_URL",
+    )
+    allow_packages: tuple[str, ...] = setting(
+        (), "packages.allow", Names(), "package names accepted even if they look like typosquats"
+    )
+    only_binary: bool = setting(
+        True, "packages.only_binary", Flag(),
+        "wheels only (`false` allows source builds, which run the package's own code at install)",
+    )
+    search_backends: tuple[str, ...] = setting(
+        SEARCH_BACKENDS, "search.backends", Names(SEARCH_BACKENDS), "web search backends, tried in order",
+        env="TOOLSMITH_SEARCH_BACKENDS",
+    )
+    searxng_url: str | None = setting(
+        None, "search.searxng_url", Text("URL", optional=True), "a SearXNG instance for the `searxng` backend",
+        env="SEARXNG_URL",
+    )
+    max_steps: int = setting(20, "budget.max_steps", Whole(1), "model requests per task")
+    max_tokens: int = setting(
+        0, "budget.max_tokens", Whole(0),
+        "tokens per task (0: unlimited); an endpoint that reports no usage is counted at ~4 characters a token",
+    )
+    max_wall_s: float = setting(0.0, "budget.max_wall_s", Number(), "seconds per task (0: unlimited)")
+    max_nudges: int = setting(
+        2, "budget.max_nudges", Whole(0), "reminders to create a tool before answering from verified data"
+    )
+    max_calls_per_turn: int = setting(
+        10, "budget.max_calls_per_turn", Whole(1), "tool calls run per model reply; the rest are refused"
+    )
+    library_url: str | None = setting(
+        None, "library.url", Text("library URL", optional=True),
+        "empty: `library.db` in the home; `postgresql://...` for a team; `sqlite:///path`",
+        env="TOOLSMITH_LIBRARY_URL",
+    )
+    catalogue_max_tools: int = setting(
+        12, "library.catalogue_max_tools", Whole(0),
+        "a library this small is listed whole in a task's first request (0: never)",
+    )
+    catalogue_max_chars: int = setting(
+        3000, "library.catalogue_max_chars", Whole(200), "the most characters that list may take"
+    )
+    search_floor: float = setting(
+        0.3, "library.search_floor", Number(maximum=1),
+        "least share of a task's words a tool must cover to be found (0: any BM25 hit)",
+    )
+    prices: Mapping[str, tuple[float, float]] = setting(
+        {}, "prices", Prices(), "a model's price per million tokens, for the run's cost: a `[prices.\"name\"]` table"
+    )
+    model: ModelSettings = group(ModelSettings, "model")
+    # fmt: on
 
     @property
     def db_path(self) -> Path:
@@ -133,8 +234,80 @@ class Settings:
         return _from_layers(resolved_home, data, env)
 
 
-# The one set of defaults: the dataclasses' own. The config reader falls back to these.
+# TOOLSMITH_* variables that are not settings, and what reads them (the README lists these).
+VARIABLES: Mapping[str, str] = {
+    "TOOLSMITH_HOME": "where toolsmith keeps its data (default: the platform's user data directory)",
+    "TOOLSMITH_CONFIG": "the config file to read instead of `$TOOLSMITH_HOME/config.toml` (it must exist)",
+    "TOOLSMITH_UI_TOKEN": "the token `toolsmith ui` asks for (as `--token`)",
+    "TOOLSMITH_ALLOW_REAL_MODEL": "`1` lets the test suite reach a real model endpoint",
+    "TOOLSMITH_BAN_REAL_MODEL": "`1` makes the model client refuse every endpoint not on loopback",
+}
+# The test suite's and scripts' own: known, so `toolsmith doctor` does not call them typos.
+TEST_VARIABLES = frozenset(
+    {
+        "TOOLSMITH_TEST_POSTGRES_URL", "TOOLSMITH_TEST_POSTGRES_PORT", "TOOLSMITH_REQUIRE_POSTGRES",
+        "TOOLSMITH_REQUIRE_BROWSER", "TOOLSMITH_CHROMIUM", "TOOLSMITH_TEST_ARTIFACTS", "TOOLSMITH_TEST_SECRET",
+    }
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Declared:
+    """A declared setting and where it lives: ``path`` is the attribute path from :class:`Settings`."""
+
+    spec: Spec
+    path: tuple[str, ...]
+    default: Any
+
+
+def declarations(cls: type[Any] = Settings) -> tuple[Declared, ...]:
+    """Every setting declared on ``cls`` and its tables, in declaration order."""
+    return tuple(_walk(cls))
+
+
+def _walk(cls: type[Any]) -> Iterator[Declared]:
+    for outer in fields(cls):
+        if SPEC in outer.metadata:
+            yield Declared(outer.metadata[SPEC], (outer.name,), _default(outer))
+        elif GROUP in outer.metadata:
+            table = outer.metadata[GROUP]
+            for inner in fields(table.cls):
+                spec = inner.metadata.get(SPEC) or _limit(table.name, inner)
+                assert spec.table == table.name, f"{spec.key} is declared in the [{table.name}] table"
+                yield Declared(spec, (outer.name, inner.name), _default(inner))
+
+
+def _limit(table: str, limit: Field[Any]) -> Spec:
+    """A sandbox limit's spec: every limit is a positive number, whole when its default is."""
+    whole = isinstance(limit.default, int)
+    return Spec(f"{table}.{limit.name}", Whole(1) if whole else Number(positive=True), limit.metadata[HELP])
+
+
+def _default(declared: Field[Any]) -> Any:
+    if declared.default_factory is not MISSING:
+        return declared.default_factory()
+    return declared.default
+
+
+DECLARED = declarations()
+# The one set of defaults: the declarations' own. The config reader falls back to these.
 DEFAULTS = Settings(home=Path())
+
+# Every key config.toml may hold, table by table ("" is the top level). A table mapped to
+# None takes any key (model names under [prices]).
+CONFIG_KEYS: dict[str, frozenset[str] | None] = {
+    table: frozenset(d.spec.name for d in DECLARED if d.spec.table == table and not isinstance(d.spec.kind, Prices))
+    for table in dict.fromkeys(d.spec.table for d in DECLARED)
+} | {d.spec.key: None for d in DECLARED if isinstance(d.spec.kind, Prices)}
+
+# Every TOOLSMITH_* variable the program, its tests or its scripts read. `toolsmith doctor`
+# names any other as a problem, with the nearest known one: a typo'd variable is otherwise
+# ignored without a word. A test scans the sources for names missing here.
+ENVIRONMENT_VARIABLES = frozenset(
+    {d.spec.env for d in DECLARED if d.spec.env and d.spec.env.startswith("TOOLSMITH_")}
+    | set(VARIABLES)
+    | TEST_VARIABLES
+)
 
 
 def default_home(env: Mapping[str, str]) -> Path:
@@ -157,40 +330,6 @@ def read_config_file(path: Path, *, required: bool = False) -> dict[str, Any]:
         raise ConfigError(f"Cannot read config file {path}: {exc}", setting=str(path)) from exc
 
 
-# Every key config.toml may hold, table by table ("" is the top level). A table mapped to
-# None takes any key (model names under [prices]). Adding a setting? Add its key here;
-# unknown keys are refused with the nearest known one, so a typo is never silently ignored.
-CONFIG_KEYS: dict[str, frozenset[str] | None] = {
-    "": frozenset({"review", "quarantine_after", "dedup_threshold", "pre_retrieval"}),
-    "sandbox": frozenset(
-        {"backend", "bwrap_path", "network", "warm_workers", "warm_idle_s", *(f.name for f in fields(Limits))}
-    ),
-    "packages": frozenset({"index_url", "allow", "only_binary"}),
-    "search": frozenset({"backends", "searxng_url"}),
-    "budget": frozenset({"max_steps", "max_tokens", "max_wall_s", "max_nudges", "max_calls_per_turn"}),
-    "mcp": frozenset({"token"}),
-    "library": frozenset({"url", "catalogue_max_tools", "catalogue_max_chars", "search_floor"}),
-    "model": frozenset(MODEL_ENV),
-    "prices": None,
-}
-
-
-# Every TOOLSMITH_* variable the program, its tests or its scripts read. `toolsmith doctor`
-# names any other as a problem, with the nearest known one: a typo'd variable is otherwise
-# ignored without a word. Reading a new one? Add it here (a test scans the sources).
-ENVIRONMENT_VARIABLES = frozenset(
-    {
-        "TOOLSMITH_HOME", "TOOLSMITH_CONFIG", "TOOLSMITH_REVIEW", "TOOLSMITH_PRE_RETRIEVAL",
-        "TOOLSMITH_SANDBOX", "TOOLSMITH_NETWORK", "TOOLSMITH_BWRAP_PATH", "TOOLSMITH_INDEX_URL",
-        "TOOLSMITH_SEARCH_BACKENDS", "TOOLSMITH_LIBRARY_URL", "TOOLSMITH_MCP_TOKEN", "TOOLSMITH_UI_TOKEN",
-        "TOOLSMITH_ALLOW_REAL_MODEL", "TOOLSMITH_BAN_REAL_MODEL", *MODEL_ENV.values(),
-        # the test suite's own
-        "TOOLSMITH_TEST_POSTGRES_URL", "TOOLSMITH_TEST_POSTGRES_PORT", "TOOLSMITH_REQUIRE_POSTGRES",
-        "TOOLSMITH_REQUIRE_BROWSER", "TOOLSMITH_CHROMIUM", "TOOLSMITH_TEST_ARTIFACTS", "TOOLSMITH_TEST_SECRET",
-    }
-)  # fmt: skip
-
-
 def unknown_environment(env: Mapping[str, str]) -> list[tuple[str, str | None]]:
     """``TOOLSMITH_*`` variables in ``env`` that nothing reads, each with the nearest known name."""
     prefix = "TOOLSMITH_"
@@ -201,67 +340,44 @@ def unknown_environment(env: Mapping[str, str]) -> list[tuple[str, str | None]]:
     return [(name, known[near[0]] if near else None) for name, near in zip(unknown, nearest, strict=True)]
 
 
-def _from_layers(home: Path, data: dict[str, Any], env: Mapping[str, str]) -> Settings:
-    sandbox = _table(data, "sandbox")
-    packages = _table(data, "packages")
-    search = _table(data, "search")
-    budget = _table(data, "budget")
-    library = _table(data, "library")
-    try:
-        limits = Limits.from_mapping(sandbox)
-    except ValueError as exc:
-        raise ConfigError(str(exc), setting="sandbox") from exc
-    d = DEFAULTS
-    values: dict[str, Any] = {
-        "review": _choice(env.get("TOOLSMITH_REVIEW", data.get("review", d.review)), REVIEW_POLICIES, "review"),
-        "quarantine_after": _int(data.get("quarantine_after", d.quarantine_after), "quarantine_after", minimum=1),
-        "dedup_threshold": _float(data.get("dedup_threshold", d.dedup_threshold), "dedup_threshold", maximum=1),
-        "pre_retrieval": _bool(
-            env.get("TOOLSMITH_PRE_RETRIEVAL", data.get("pre_retrieval", d.pre_retrieval)), "pre_retrieval"
-        ),
-        "sandbox_backend": _choice(
-            env.get("TOOLSMITH_SANDBOX", sandbox.get("backend", d.sandbox_backend)), SANDBOX_BACKENDS, "sandbox.backend"
-        ),
-        "bwrap_path": str(env.get("TOOLSMITH_BWRAP_PATH") or sandbox.get("bwrap_path", d.bwrap_path)).strip(),
-        "mcp_token": str(env.get("TOOLSMITH_MCP_TOKEN") or _table(data, "mcp").get("token", d.mcp_token)),
-        "network": _bool(env.get("TOOLSMITH_NETWORK", sandbox.get("network", d.network)), "sandbox.network"),
-        "limits": limits,
-        "warm_workers": _int(sandbox.get("warm_workers", d.warm_workers), "sandbox.warm_workers", minimum=0),
-        "warm_idle_s": _float(sandbox.get("warm_idle_s", d.warm_idle_s), "sandbox.warm_idle_s"),
-        "index_url": env.get("TOOLSMITH_INDEX_URL") or packages.get("index_url") or d.index_url,
-        "allow_packages": tuple(_str_list(packages.get("allow", list(d.allow_packages)), "packages.allow")),
-        "only_binary": _bool(packages.get("only_binary", d.only_binary), "packages.only_binary"),
-        "search_backends": _backends(env.get("TOOLSMITH_SEARCH_BACKENDS"), search.get("backends")),
-        "searxng_url": env.get("SEARXNG_URL") or search.get("searxng_url") or d.searxng_url,
-        "max_steps": _int(budget.get("max_steps", d.max_steps), "budget.max_steps", minimum=1),
-        "max_tokens": _int(budget.get("max_tokens", d.max_tokens), "budget.max_tokens", minimum=0),
-        "max_wall_s": _float(budget.get("max_wall_s", d.max_wall_s), "budget.max_wall_s"),
-        "max_nudges": _int(budget.get("max_nudges", d.max_nudges), "budget.max_nudges", minimum=0),
-        "max_calls_per_turn": _int(
-            budget.get("max_calls_per_turn", d.max_calls_per_turn), "budget.max_calls_per_turn", minimum=1
-        ),
-        "prices": _prices(_table(data, "prices")),
-        "library_url": _library_url(env, library),
-        "catalogue_max_tools": _int(
-            library.get("catalogue_max_tools", d.catalogue_max_tools), "library.catalogue_max_tools", minimum=0
-        ),
-        "search_floor": _float(library.get("search_floor", d.search_floor), "library.search_floor", maximum=1),
-        "catalogue_max_chars": _int(
-            library.get("catalogue_max_chars", d.catalogue_max_chars), "library.catalogue_max_chars", minimum=200
-        ),
-        "model": _model_settings(_table(data, "model"), env),
-    }
+def _from_layers(home: Path, data: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
+    """Each declared setting from its variable when set (not blank), else the file, else its default."""
+    values: dict[str, Any] = {}
+    tables: dict[str, dict[str, Any]] = {}
+    for declared in DECLARED:
+        raw = _raw(declared.spec, data, env)
+        if raw is None:
+            continue
+        value = declared.spec.kind.parse(*raw)
+        if len(declared.path) == 1:
+            values[declared.path[0]] = value
+        else:
+            tables.setdefault(declared.path[0], {})[declared.path[1]] = value
+    for outer in fields(Settings):
+        if GROUP in outer.metadata:
+            values[outer.name] = outer.metadata[GROUP].cls(**tables.get(outer.name, {}))
     return Settings(home=home, **values)
 
 
+def _raw(spec: Spec, data: Mapping[str, Any], env: Mapping[str, str]) -> tuple[object, str, str] | None:
+    """The value that sets ``spec``, the name an error gives it and how its message shows it;
+    None when neither the environment nor the file sets it (the default holds)."""
+    if spec.env and env.get(spec.env, "").strip():
+        return env[spec.env], spec.env, f"{spec.env} (which sets {spec.key})"
+    table = data.get(spec.table, {}) if spec.table else data
+    return (table[spec.name], spec.key, spec.key) if spec.name in table else None
+
+
 def check_keys(data: Mapping[str, Any], path: Path | str = "config.toml") -> None:
-    """Refuse keys that are not settings, naming the nearest valid key for each."""
+    """Refuse keys that are not settings, naming the nearest valid key for each, and tables that are not."""
     top = CONFIG_KEYS[""] or frozenset()
     unknown: list[tuple[str, str, frozenset[str]]] = []  # (dotted name, key, keys it could have meant)
     for key, value in data.items():
         if key in CONFIG_KEYS and key:
+            if not isinstance(value, dict):
+                raise ConfigError(f"[{key}] in {path} must be a table.", setting=key)
             known = CONFIG_KEYS[key]
-            if known is not None and isinstance(value, dict):
+            if known is not None:
                 unknown += [(f"{key}.{k}", k, known) for k in value if k not in known]
         elif key not in top:
             unknown.append((key, key, top | {k for k in CONFIG_KEYS if k}))
@@ -280,127 +396,3 @@ def _unknown(dotted: str, key: str, known: frozenset[str]) -> str:
         return f"unknown setting '{shown}'"
     prefix = dotted.rsplit(".", 1)[0] + "." if "." in dotted else ""
     return f"unknown setting '{shown}' (did you mean '{prefix}{near[0]}'?)"
-
-
-def _library_url(env: Mapping[str, str], library: Mapping[str, Any]) -> str | None:
-    value = env.get("TOOLSMITH_LIBRARY_URL") or library.get("url") or None
-    if value is not None and not isinstance(value, str):
-        raise ConfigError("library.url in config.toml must be a string (a library URL).", setting="library.url")
-    return value
-
-
-def _table(data: Mapping[str, Any], key: str) -> dict[str, Any]:
-    value = data.get(key, {})
-    if not isinstance(value, dict):
-        raise ConfigError(f"[{key}] in config.toml must be a table.", setting=key)
-    return value
-
-
-def _choice(value: Any, allowed: tuple[str, ...], setting: str) -> str:
-    text = str(value).strip().lower()
-    if text not in allowed:
-        raise ConfigError(f"{setting} must be one of {', '.join(allowed)}; got {value!r}.", setting=setting)
-    return text
-
-
-def _bool(value: Any, setting: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in {"1", "true", "yes", "on"}:
-        return True
-    if text in {"0", "false", "no", "off"}:
-        return False
-    raise ConfigError(f"{setting} must be true or false; got {value!r}.", setting=setting)
-
-
-def _int(value: Any, setting: str, *, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(f"{setting} must be an integer >= {minimum}; got {value!r}.", setting=setting)
-    return value
-
-
-def _float(value: Any, setting: str, *, maximum: float | None = None) -> float:
-    """A finite number >= 0, from the file or (as text) from the environment.
-
-    TOML and float() both accept nan and inf; neither is a usable setting."""
-    if isinstance(value, str):
-        with suppress(ValueError):  # text that is no number is refused below, as given
-            value = float(value.strip())
-    ok = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) and value >= 0
-    if not ok or (maximum is not None and value > maximum):
-        limit = f" and <= {maximum:g}" if maximum is not None else ""
-        raise ConfigError(f"{setting} must be a finite number >= 0{limit}; got {value!r}.", setting=setting)
-    return float(value)
-
-
-def _str_list(value: Any, setting: str) -> list[str]:
-    if isinstance(value, str):
-        value = [part for part in value.replace(",", " ").split() if part]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{setting} must be a list of strings; got {value!r}.", setting=setting)
-    return list(value)
-
-
-def _backends(from_env: str | None, from_file: Any) -> tuple[str, ...]:
-    raw = from_env if from_env is not None else from_file
-    if raw is None:
-        return SEARCH_BACKENDS
-    names = _str_list(raw, "search.backends")
-    unknown = [n for n in names if n not in SEARCH_BACKENDS]
-    if unknown or not names:
-        raise ConfigError(
-            f"search.backends must list some of {', '.join(SEARCH_BACKENDS)}; got {raw!r}.",
-            setting="search.backends",
-        )
-    return tuple(names)
-
-
-def _prices(table: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
-    prices: dict[str, tuple[float, float]] = {}
-    for model, entry in table.items():
-        if not isinstance(entry, dict) or set(entry) - {"input", "output"}:
-            raise ConfigError(f"prices.{model} must be a table with input and output.", setting="prices")
-        prices[model] = (
-            _float(entry.get("input", 0), f"prices.{model}.input"),
-            _float(entry.get("output", 0), f"prices.{model}.output"),
-        )
-    return prices
-
-
-def _model_settings(table: Mapping[str, Any], env: Mapping[str, str]) -> ModelSettings:
-    """The ``[model]`` table, each key overridden by its ``TOOLSMITH_MODEL_*`` variable.
-
-    A bad value's error names where it came from: the variable when it was set, else the key.
-    """
-    raw: dict[str, tuple[Any, str]] = {}
-    for key, variable in MODEL_ENV.items():
-        if env.get(variable, "").strip():
-            raw[key] = (env[variable], variable)
-        elif key in table:
-            raw[key] = (table[key], f"model.{key}")
-    defaults = DEFAULTS.model
-
-    def number(key: str, *, minimum: float, whole: bool = False) -> float:
-        if key not in raw:
-            return float(getattr(defaults, key))
-        value, name = raw[key]
-        try:
-            parsed = math.nan if isinstance(value, bool) else float(value)
-        except (TypeError, ValueError):
-            parsed = math.nan
-        if not math.isfinite(parsed) or parsed < minimum or (whole and parsed != int(parsed)):
-            kind = "a whole number" if whole else "a finite number of seconds"
-            raise ConfigError(f"{name} must be {kind} >= {minimum:g}; got {value!r}.", setting=name)
-        return parsed
-
-    def flag(key: str) -> bool:
-        return bool(getattr(defaults, key)) if key not in raw else _bool(raw[key][0], raw[key][1])
-
-    return ModelSettings(
-        timeout_s=number("timeout_s", minimum=0.001),
-        retry_total_s=number("retry_total_s", minimum=0),
-        max_attempts=int(number("max_attempts", minimum=1, whole=True)),
-        stream=flag("stream"),
-        retry_timeouts=flag("retry_timeouts"),
-    )

@@ -54,9 +54,10 @@ class SqliteBackend(Backend):
         self._tx = SqliteTx(self._conn)
         try:
             # Identify read-only before anything (even the WAL switch) writes to the file.
-            migrations.identify(self._conn, self.path)
+            schema = migrations.SqliteSchema(self._conn, self.path)
+            migrations.identify(schema, migrations.SQLITE)
             db.enable_wal(self._conn)
-            migrations.migrate(self._conn, self.path)
+            migrations.migrate(schema, migrations.SQLITE)
         except CorruptLibraryError:
             self._conn.close()
             raise

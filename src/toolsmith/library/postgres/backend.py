@@ -23,10 +23,11 @@ from psycopg import pq
 from psycopg import sql as pgsql
 
 from toolsmith.errors import ImmutableVersionError, LibraryError, LibraryUnavailableError
+from toolsmith.library import migrations
 from toolsmith.library.backend import Backend, Tx
 from toolsmith.library.location import LibraryLocation
 from toolsmith.library.models import SearchHit, ToolSpec
-from toolsmith.library.postgres import schema, search
+from toolsmith.library.postgres import search
 
 CONNECT_TIMEOUT_S = 10
 
@@ -95,7 +96,9 @@ class PostgresBackend(Backend):
         try:
             self.schema_name = str(self._conn.execute("SELECT current_schema()").fetchone()[0] or "")  # type: ignore[index]
             self._lock_key = lock_key(self.schema_name)
-            schema.migrate(self._conn, location.display, self._lock_key)
+            migrations.migrate(
+                migrations.PostgresSchema(self._conn, location.display, self._lock_key), migrations.POSTGRESQL
+            )
         except psycopg.Error as exc:
             self._conn.close()
             raise self.translate(exc) from exc
@@ -208,7 +211,7 @@ class PostgresBackend(Backend):
 
     def _listen(self) -> psycopg.Connection[Any]:
         listener = self._connect()
-        listener.execute(pgsql.SQL("LISTEN {}").format(pgsql.Identifier(schema.CHANNEL)))
+        listener.execute(pgsql.SQL("LISTEN {}").format(pgsql.Identifier(migrations.CHANNEL)))
         return listener
 
 

@@ -1,16 +1,18 @@
-"""The library's schema, as an ordered list of migrations, and the code that applies them.
+"""The library's schema on SQLite: each migration's SQL, and the runner's view of one file.
 
-Each migration runs in its own ``BEGIN IMMEDIATE`` transaction and is recorded in
-``schema_migrations``; the check "is it applied yet?" happens under the write lock, so
-several processes opening a new library at once apply each migration exactly once.
+:mod:`toolsmith.library.migrations.runner` holds the one list of migrations and applies
+them; this module gives the SQLite text of each step and :class:`SqliteSchema`, which
+reads the recorded schema number, opens each migration's ``BEGIN IMMEDIATE`` and records
+it (``schema_migrations``, ``PRAGMA user_version``, toolsmith's ``application_id``).
+The check "is it applied yet?" happens under the write lock, so several processes
+opening a new library at once apply each migration exactly once.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime, timezone
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 from toolsmith.errors import CorruptLibraryError
@@ -23,7 +25,7 @@ _IMMUTABLE = (
     "parent_version, created_at"
 )
 
-_INITIAL = f"""
+INITIAL = f"""
 CREATE TABLE schema_migrations (
     number INTEGER PRIMARY KEY,
     name TEXT NOT NULL,
@@ -124,7 +126,7 @@ END;
 
 # Text is pre-processed in Python (see search.py) before it reaches this index, so the
 # tokenizer only has to split on spaces, fold case and stem English words.
-_SEARCH_INDEX = """
+SEARCH_INDEX = """
 CREATE VIRTUAL TABLE tools_fts USING fts5 (
     name, keywords, description, tokenize = 'porter unicode61'
 );
@@ -140,7 +142,7 @@ PRIOR_DOCUMENTS = 100
 PRIOR_TOKEN = "\ue000"
 
 
-def _add_prior_documents(conn: sqlite3.Connection) -> None:
+def add_prior_documents(conn: sqlite3.Connection) -> None:
     # Sized like a typical tool (name, a few keywords, a one-line description), so the
     # average document length BM25 normalises by stays realistic.
     name, keywords, description = (" ".join([PRIOR_TOKEN] * n) for n in (3, 3, 14))
@@ -152,7 +154,7 @@ def _add_prior_documents(conn: sqlite3.Connection) -> None:
 
 # Tools carry their own test cases (issue #10); old versions get none. The new column is
 # as immutable as the others, by a trigger of its own.
-_TESTS = """
+TESTS = """
 ALTER TABLE versions ADD COLUMN tests TEXT NOT NULL DEFAULT '[]';
 CREATE TRIGGER versions_tests_immutable BEFORE UPDATE OF tests ON versions
 BEGIN
@@ -161,91 +163,74 @@ END;
 """
 
 
-@dataclass(frozen=True)
-class Migration:
-    number: int
-    name: str
-    apply: str | Callable[[sqlite3.Connection], None]
+class SqliteSchema:
+    """One SQLite library file as :func:`~toolsmith.library.migrations.runner.migrate` sees it."""
 
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self.conn = conn
+        self.path = path
 
-MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "initial schema", _INITIAL),
-    Migration(2, "full-text search index", _SEARCH_INDEX),
-    Migration(3, "search prior documents", _add_prior_documents),
-    Migration(4, "tool test cases", _TESTS),
-)
-LATEST = MIGRATIONS[-1].number
+    def current(self, latest: int) -> int:
+        """The schema number of the file (0 for an empty database). Read-only.
 
+        The header and the schema are read in one read transaction: read separately,
+        another process's first migration could commit in between, and a half-seen new
+        library would look like a foreign database.
+        """
+        if self.conn.in_transaction:
+            return self._current(latest)
+        self.conn.execute("BEGIN")
+        try:
+            return self._current(latest)
+        finally:
+            self.conn.execute("COMMIT")
 
-def identify(conn: sqlite3.Connection, path: Path) -> int:
-    """The schema number of an open file (0 for an empty database). Read-only.
+    def _current(self, latest: int) -> int:
+        conn, path = self.conn, self.path
+        app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+        tables = [
+            str(r[0])
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' "
+                "ORDER BY name"
+            )
+        ]
+        if app_id == 0:
+            if not tables:
+                return 0
+            shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
+            raise CorruptLibraryError(path, f"a foreign SQLite database with tables {shown}")
+        if app_id != APPLICATION_ID:
+            raise CorruptLibraryError(path, f"SQLite application_id {app_id:#x} is not toolsmith's")
+        if "schema_migrations" not in tables:
+            raise CorruptLibraryError(path, "the schema_migrations table is missing")
+        number = int(conn.execute("SELECT COALESCE(MAX(number), 0) FROM schema_migrations").fetchone()[0])
+        if number > latest:
+            raise CorruptLibraryError(
+                path,
+                f"it uses schema {number}, newer than the {latest} this toolsmith knows; upgrade toolsmith to open it",
+            )
+        return number
 
-    The header and the schema are read in one read transaction: read separately, another
-    process's first migration could commit in between, and a half-seen new library would
-    look like a foreign database.
-    """
-    if conn.in_transaction:
-        return _identify(conn, path)
-    conn.execute("BEGIN")
-    try:
-        return _identify(conn, path)
-    finally:
-        conn.execute("COMMIT")
+    def exclusive(self) -> AbstractContextManager[object]:
+        return nullcontext()  # each migration's BEGIN IMMEDIATE already excludes other writers
 
+    def transaction(self) -> AbstractContextManager[object]:
+        return immediate(self.conn)
 
-def _identify(conn: sqlite3.Connection, path: Path) -> int:
-    app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
-    tables = [
-        str(r[0])
-        for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name"
+    def run(self, step: str | Callable[[sqlite3.Connection], None]) -> None:
+        if callable(step):
+            step(self.conn)
+            return
+        for statement in split_statements(step):
+            self.conn.execute(statement)
+
+    def record(self, number: int, name: str, applied_at: str) -> None:
+        self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        self.conn.execute(
+            "INSERT INTO schema_migrations (number, name, applied_at) VALUES (?, ?, ?)", (number, name, applied_at)
         )
-    ]
-    if app_id == 0:
-        if not tables:
-            return 0
-        shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
-        raise CorruptLibraryError(path, f"a foreign SQLite database with tables {shown}")
-    if app_id != APPLICATION_ID:
-        raise CorruptLibraryError(path, f"SQLite application_id {app_id:#x} is not toolsmith's")
-    if "schema_migrations" not in tables:
-        raise CorruptLibraryError(path, "the schema_migrations table is missing")
-    current = int(conn.execute("SELECT COALESCE(MAX(number), 0) FROM schema_migrations").fetchone()[0])
-    if current > LATEST:
-        raise CorruptLibraryError(
-            path,
-            f"it uses schema {current}, newer than the {LATEST} this toolsmith knows; upgrade toolsmith to open it",
-        )
-    return current
-
-
-def migrate(conn: sqlite3.Connection, path: Path) -> list[int]:
-    """Apply every pending migration, each in its own transaction. Returns their numbers."""
-    if identify(conn, path) == LATEST:
-        return []
-    applied: list[int] = []
-    for migration in MIGRATIONS:
-        with immediate(conn):
-            if identify(conn, path) >= migration.number:
-                continue
-            _apply(conn, migration)
-        applied.append(migration.number)
-    return applied
-
-
-def _apply(conn: sqlite3.Connection, migration: Migration) -> None:
-    if migration.number == 1:
-        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-    if callable(migration.apply):
-        migration.apply(conn)
-    else:
-        for statement in split_statements(migration.apply):
-            conn.execute(statement)
-    conn.execute(
-        "INSERT INTO schema_migrations (number, name, applied_at) VALUES (?, ?, ?)",
-        (migration.number, migration.name, datetime.now(timezone.utc).isoformat(timespec="seconds")),
-    )
-    conn.execute(f"PRAGMA user_version = {migration.number}")
+        self.conn.execute(f"PRAGMA user_version = {number}")
 
 
 def split_statements(script: str) -> list[str]:

@@ -1,23 +1,28 @@
-"""The library's schema on PostgreSQL: ordered, recorded migrations under an advisory lock.
+"""The library's schema on PostgreSQL: each migration's SQL, and the runner's view of one schema.
 
 The tables mirror the SQLite schema column for column (``library migrate`` copies rows
-between them), and PL/pgSQL triggers enforce the same rules underneath the store:
-versions never change, nothing is deleted outside a purge, the audit trail is
-append-only. Every audit row also raises a notice on :data:`CHANNEL`, which is how a
-running ``toolsmith mcp`` on another machine learns about an approval at once.
+between them; ``tests/test_schema_contract.py`` compares the two live schemas), and
+PL/pgSQL triggers enforce the same rules underneath the store: versions never change,
+nothing is deleted outside a purge, the audit trail is append-only. Every audit row also
+raises a notice on :data:`CHANNEL`, which is how a running ``toolsmith mcp`` on another
+machine learns about an approval at once.
 
 The library lives in the connection's current schema (``public`` unless the URL sets
 ``search_path``), so one database can hold several libraries side by side.
+:class:`PostgresSchema` applies migrations under an advisory lock, so machines starting
+at once apply each exactly once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING, Any
 
 from toolsmith.errors import CorruptLibraryError
+
+if TYPE_CHECKING:
+    import psycopg
 
 # Marks our schema_migrations table, as SQLite's application_id marks our file.
 MARKER = "toolsmith tool library"
@@ -28,7 +33,7 @@ _IMMUTABLE = (
     "keywords, gate, task, model, sources, prov_created_at, session_id, origin, parent_version, created_at"
 )
 
-_TABLES = f"""
+TABLES = f"""
 CREATE TABLE schema_migrations (number INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL);
 COMMENT ON TABLE schema_migrations IS '{MARKER}';
 CREATE TABLE tools (
@@ -88,7 +93,7 @@ CREATE INDEX audit_by_name ON audit (name, id);
 CREATE TABLE purge_allow (name TEXT PRIMARY KEY);
 """
 
-_GUARDS = f"""
+GUARDS = f"""
 CREATE FUNCTION toolsmith_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     RAISE EXCEPTION 'toolsmith: %', TG_ARGV[0];
@@ -135,7 +140,7 @@ CREATE TRIGGER audit_announce AFTER INSERT ON audit
 # The search index holds one row per served active version. Tokens are made in Python
 # (names split, CJK bigrams: the same as the SQLite index) and stemmed here with the
 # Snowball English stemmer, as SQLite's porter tokenizer does.
-_SEARCH = """
+SEARCH = """
 CREATE FUNCTION toolsmith_lexemes(words TEXT[]) RETURNS TEXT[] LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT COALESCE(array_agg(COALESCE((ts_lexize('english_stem', w))[1], w)), '{}')
     FROM unnest(words) AS w WHERE w <> ''
@@ -155,7 +160,7 @@ CREATE INDEX search_index_document ON search_index USING GIN (document);
 
 
 # Tools carry their own test cases (issue #10), as in the SQLite schema's migration 4.
-_TESTS = """
+TESTS = """
 ALTER TABLE versions ADD COLUMN tests TEXT NOT NULL DEFAULT '[]';
 CREATE TRIGGER versions_tests_immutable BEFORE UPDATE OF tests ON versions
     FOR EACH ROW EXECUTE FUNCTION toolsmith_refuse('tool versions are immutable');
@@ -165,7 +170,7 @@ CREATE TRIGGER versions_tests_immutable BEFORE UPDATE OF tests ON versions
 # An IMMUTABLE function of a constant folds at plan time, so the GIN index serves the
 # match; a tsquery built in a CTE or a join was only known per row, and every search was a
 # sequential scan of the index table.
-_SEARCH_QUERY = """
+SEARCH_QUERY = """
 CREATE FUNCTION toolsmith_query(words TEXT[]) RETURNS TSQUERY LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT COALESCE(string_agg(quote_literal(l), ' | '), '')::tsquery FROM unnest(toolsmith_lexemes(words)) AS l
 $$;
@@ -177,7 +182,7 @@ $$;
 # (lexeme, tool) with a precomputed weight lets a search read only each query lexeme's best
 # postings from a btree and rank that bounded candidate set. A trigger keeps the postings
 # in step with search_index whichever path writes it (index, rebuild, library migrate).
-_POSTINGS = """
+POSTINGS = """
 CREATE FUNCTION toolsmith_field_weight(weights TEXT[]) RETURNS REAL LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT COALESCE(MAX(CASE w WHEN 'A' THEN 1.0 WHEN 'B' THEN 0.4 WHEN 'C' THEN 0.1 ELSE 0 END), 0)::real
     FROM unnest(weights) AS w
@@ -209,76 +214,68 @@ ANALYZE search_postings;
 """
 
 
-@dataclass(frozen=True)
-class Migration:
-    number: int
-    name: str
-    apply: str | Callable[[Any], None]
+class PostgresSchema:
+    """The connection's current schema as :func:`~toolsmith.library.migrations.runner.migrate` sees it.
 
+    ``conn`` autocommits; ``where`` names the library in errors (its URL, password
+    hidden); ``lock_key`` is the library's advisory-lock key.
+    """
 
-MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "initial schema", _TABLES),
-    Migration(2, "guards and change notices", _GUARDS),
-    Migration(3, "full-text search index", _SEARCH),
-    Migration(4, "tool test cases", _TESTS),
-    Migration(5, "search query function", _SEARCH_QUERY),
-    Migration(6, "search postings", _POSTINGS),
-)
-LATEST = MIGRATIONS[-1].number
+    def __init__(self, conn: psycopg.Connection[Any], where: str, lock_key: int) -> None:
+        self.conn = conn
+        self.where = where
+        self.lock_key = lock_key
 
+    def current(self, latest: int) -> int:
+        """The schema number of the current schema (0 when it is empty). Read-only."""
+        conn, where = self.conn, self.where
+        schema = _scalar(conn, "SELECT current_schema()")
+        if schema is None:
+            raise CorruptLibraryError(where, "the schema named by its search_path does not exist; create it first")
+        tables = [
+            str(r[0])
+            for r in conn.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1"
+            ).fetchall()
+        ]
+        if not tables:
+            return 0
+        if "schema_migrations" not in tables:
+            shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
+            raise CorruptLibraryError(where, f"schema {schema!r} belongs to something else (tables {shown})")
+        if _scalar(conn, "SELECT obj_description('schema_migrations'::regclass, 'pg_class')") != MARKER:
+            raise CorruptLibraryError(where, f"schema {schema!r} has a schema_migrations table that is not toolsmith's")
+        number = int(_scalar(conn, "SELECT COALESCE(MAX(number), 0) FROM schema_migrations"))
+        if number > latest:
+            raise CorruptLibraryError(
+                where, f"it uses schema {number}, newer than the {latest} this toolsmith knows; upgrade toolsmith"
+            )
+        return number
 
-def identify(conn: Any, where: str) -> int:
-    """The schema number of the connection's current schema (0 when it is empty). Read-only."""
-    schema = conn.execute("SELECT current_schema()").fetchone()[0]
-    if schema is None:
-        raise CorruptLibraryError(where, "the schema named by its search_path does not exist; create it first")
-    tables = [
-        str(r[0])
-        for r in conn.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1"
-        ).fetchall()
-    ]
-    if not tables:
-        return 0
-    if "schema_migrations" not in tables:
-        shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
-        raise CorruptLibraryError(where, f"schema {schema!r} belongs to something else (tables {shown})")
-    marker = conn.execute("SELECT obj_description('schema_migrations'::regclass, 'pg_class')").fetchone()[0]
-    if marker != MARKER:
-        raise CorruptLibraryError(where, f"schema {schema!r} has a schema_migrations table that is not toolsmith's")
-    current = int(conn.execute("SELECT COALESCE(MAX(number), 0) FROM schema_migrations").fetchone()[0])
-    if current > LATEST:
-        raise CorruptLibraryError(
-            where, f"it uses schema {current}, newer than the {LATEST} this toolsmith knows; upgrade toolsmith"
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """A session-level advisory lock: one machine migrates, the others wait and find it done."""
+        self.conn.execute("SELECT pg_advisory_lock(%s)", (self.lock_key,))
+        try:
+            yield
+        finally:
+            self.conn.execute("SELECT pg_advisory_unlock(%s)", (self.lock_key,))
+
+    def transaction(self) -> AbstractContextManager[object]:
+        return self.conn.transaction()
+
+    def run(self, step: str | Callable[[psycopg.Connection[Any]], None]) -> None:
+        if callable(step):
+            step(self.conn)
+        else:
+            self.conn.execute(step)  # a multi-statement script: sent without parameters
+
+    def record(self, number: int, name: str, applied_at: str) -> None:
+        self.conn.execute(
+            "INSERT INTO schema_migrations (number, name, applied_at) VALUES (%s, %s, %s)", (number, name, applied_at)
         )
-    return current
 
 
-def migrate(conn: Any, where: str, lock_key: int) -> list[int]:
-    """Apply every pending migration, each in its own transaction, under an advisory lock
-    so machines starting at once apply each migration exactly once. ``conn`` autocommits."""
-    if identify(conn, where) == LATEST:
-        return []
-    applied: list[int] = []
-    conn.execute("SELECT pg_advisory_lock(%s)", (lock_key,))
-    try:
-        for migration in MIGRATIONS:
-            with conn.transaction():
-                if identify(conn, where) >= migration.number:
-                    continue
-                _apply(conn, migration)
-            applied.append(migration.number)
-    finally:
-        conn.execute("SELECT pg_advisory_unlock(%s)", (lock_key,))
-    return applied
-
-
-def _apply(conn: Any, migration: Migration) -> None:
-    if callable(migration.apply):
-        migration.apply(conn)
-    else:
-        conn.execute(migration.apply)  # a multi-statement script: sent without parameters
-    conn.execute(
-        "INSERT INTO schema_migrations (number, name, applied_at) VALUES (%s, %s, %s)",
-        (migration.number, migration.name, datetime.now(timezone.utc).isoformat(timespec="seconds")),
-    )
+def _scalar(conn: psycopg.Connection[Any], query: str) -> Any:
+    row = conn.execute(query).fetchone()
+    return None if row is None else row[0]
