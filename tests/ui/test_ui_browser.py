@@ -118,6 +118,10 @@ def test_every_page_renders(page: Page, server: Server) -> None:
     page.goto(server.url + "/tools/days_between/2")
     expect(page.locator(".diff")).to_contain_text('"weeks": days // 7')
     expect(page.locator("#audit")).to_contain_text("add")
+    lines = "c => { const r = document.createRange(); r.selectNodeContents(c); return r.getClientRects().length; }"
+    assert page.locator("#audit td.when").first.evaluate(lines) == 1  # the time on one line
+    numbers = page.locator("#code td.linenos").evaluate("c => c.getBoundingClientRect().width")
+    assert numbers < 60, numbers  # the line numbers' column hugs them: no gap before the code
     page.goto(server.url + "/runs")
     expect(page.locator("table.runs tbody tr")).to_have_count(4)
     page.locator("table.runs tbody tr", has_text="word_count@1").locator("a").first.click()
