@@ -31,12 +31,36 @@ def _csrf(page: str) -> str:
 # --- the token -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", [*PAGES, "/static/style.css", "/runs/x.jsonl", "/nope"])
+@pytest.mark.parametrize(
+    "path", [*PAGES, "/static/pygments.css", "/static/style.css/x", "/static/", "/runs/x.jsonl", "/nope"]
+)
 def test_every_request_without_the_token_gets_401(client: TestClient, path: str) -> None:
     response = client.get(path)
     assert response.status_code == 401
     assert response.headers["www-authenticate"].startswith("Bearer")
     assert "days_between" not in response.text
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [("/static/style.css", "text/css"), ("/static/favicon.svg", "image/svg+xml"), ("/favicon.ico", "image/svg+xml")],
+)
+def test_the_stylesheet_and_icon_need_no_token(client: TestClient, path: str, kind: str) -> None:
+    """The login page must look like the rest, so its stylesheet and icon are served to anyone."""
+    response = client.get(path)
+    assert response.status_code == 200 and response.headers["content-type"].startswith(kind)
+    assert "default-src 'none'" in response.headers["content-security-policy"]
+    assert client.post(path).status_code == 401  # only reading is open
+    assert client.get(path, headers={"host": "evil.example"}).status_code == 400  # the Host check still applies
+
+
+def test_the_login_page_uses_the_stylesheet_and_the_icon(client: TestClient) -> None:
+    page = client.get("/login", headers={"accept": "text/html"})
+    assert page.status_code == 200
+    links = re.findall(r'<link rel="(stylesheet|icon)" href="([^"]+)"', page.text)
+    assert ("stylesheet", "/static/style.css") in links and ("icon", "/static/favicon.svg") in links
+    for _, href in links:
+        assert client.get(href).status_code == 200, href  # reachable before logging in
 
 
 def test_a_browser_gets_a_login_form_with_401_and_a_wrong_token_is_refused(client: TestClient) -> None:
@@ -163,6 +187,10 @@ def test_library_search_and_status_filters(authed: TestClient) -> None:
     assert "/tools/days_between/1" in found and "word_count" not in found
     pending = authed.get("/", params={"status": "pending"}).text
     assert "/tools/days_between/2" in pending and "/tools/word_count/1" in pending
+    # days_between serves v1 while v2 waits: the filter counts versions, as the notice does.
+    listed = authed.get("/").text
+    assert "2 versions waiting for review" in listed and ">pending (2)</option>" in listed
+    assert "v2 waits" in listed.split('href="/tools/days_between/1"')[1].split("</tr>")[0]
     active = authed.get("/", params={"status": "active"}).text
     assert "/tools/days_between/1" in active and "/tools/word_count/1" not in active
 
@@ -202,8 +230,25 @@ def test_only_trajectory_files_open_as_runs(authed: TestClient, run_id: str) -> 
 
 def test_overview_plots_reuse_calls_tokens_and_creation(authed: TestClient) -> None:
     text = authed.get("/overview").text
-    assert "reuse rate" in text and text.count("<svg") == 3
+    assert text.count("<svg") == 4 and "Tasks by outcome" in text
     assert "Model calls per task" in text and "Tokens per task" in text and "Tools created per day" in text
+    # The two rates have different names and each says what it counts: 1 of the 4 answered
+    # tasks reused a tool alone; no task used one next to other work.
+    reuse = text.split('id="reuse-rate"')[1].split("</div>\n  <div")[0]
+    called = text.split('id="tool-rate"')[1].split("</div>\n</div>")[0]
+    assert "Reuse rate" in reuse and "1 of 4 answered tasks" in reuse and "alone" in reuse
+    assert "Stored tool called at all" in called and "1 of 4 answered tasks" in called and "used-tool" in called
+    chart = text.split('aria-label="Model calls per task"')[1].split("</svg>")[0]
+    labels = re.findall(r'text-anchor="middle">([^<]+)</text>', chart)
+    assert len(labels) == 4 and len(set(labels)) == 4  # four tasks within seconds: numbered, not repeated
+
+
+def test_timestamps_show_whole_seconds(authed: TestClient) -> None:
+    for path in ("/", "/tools/days_between/1", "/tools/days_between/2", "/runs", "/review"):
+        text = authed.get(path).text
+        assert re.search(r"\d{2}:\d{2}:\d{2}\.\d", text) is None, path
+    audit = authed.get("/tools/days_between/1").text.split('id="audit"')[1]
+    assert re.search(r'<td class="when[^"]*">\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC</td>', audit)
 
 
 # --- the review action -----------------------------------------------------------------

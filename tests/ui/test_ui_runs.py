@@ -125,7 +125,7 @@ def test_charts_escape_labels_and_say_when_empty() -> None:
     assert "<script>" not in svg and "&lt;script&gt;" in svg and "&lt;b&gt;" in svg
     assert "no data yet" in charts.line_chart("calls", [], [])
     line = charts.line_chart("x", ["a", "b", "c"], [charts.Series("n", [1.0, None, 7.0])])
-    assert line.count("<circle") == 2 and ">10<" in line  # a gap for None; the axis rounds 7 up to 10
+    assert line.count("<circle") == 2 and ">8<" in line  # a gap for None; the axis rounds 7 up to 8
 
 
 def test_estimated_token_counts_are_marked_on_the_run_page(tmp_path: Path) -> None:

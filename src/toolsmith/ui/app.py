@@ -25,22 +25,43 @@ from toolsmith.config import Settings
 from toolsmith.errors import ConfigError, ToolNotFoundError, ToolsmithError
 from toolsmith.library import ToolLibrary
 from toolsmith.service import review
-from toolsmith.ui import auth, routes, views
+from toolsmith.ui import auth, listing, routes, views
 from toolsmith.ui.runs import RunStore
 
 TEMPLATES_DIR = Path(__file__).with_name("templates")
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
 
-def _when(value: Any) -> str:
-    """A timestamp (ISO text, epoch seconds or datetime) as ``YYYY-MM-DD HH:MM:SS UTC``."""
+def _moment(value: Any) -> datetime | None:
+    """A timestamp (ISO text, epoch seconds or datetime) as an aware UTC datetime, if it is one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return datetime.fromtimestamp(value, tz=timezone.utc)
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip())
+        except ValueError:
+            return None
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
+    return None
+
+
+def _when(value: Any, precision: str = "seconds") -> str:
+    """A timestamp as ``YYYY-MM-DD HH:MM:SS UTC`` (no fractions of a second).
+
+    ``precision="minutes"`` drops the seconds and the zone, for a narrow column whose
+    heading says UTC. Text that is not a timestamp is shown as it is.
+    """
     if value is None or value == "":
         return "-"
-    if isinstance(value, (int, float)):
-        value = datetime.fromtimestamp(value, tz=timezone.utc)
-    if isinstance(value, datetime):
-        return value.strftime("%Y-%m-%d %H:%M:%S UTC")
-    return str(value).replace("T", " ").replace("Z", " UTC")
+    moment = _moment(value)
+    if moment is None:
+        return str(value)
+    if precision == "minutes":
+        return moment.strftime("%Y-%m-%d %H:%M")
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _percent(value: float | None) -> str:
@@ -57,7 +78,9 @@ def templates() -> Jinja2Templates:
         lstrip_blocks=True,
     )
     env.filters.update(when=_when, percent=_percent, pretty=views.pretty, compact=views.compact)
-    env.globals.update(failure_rate=views.failure_rate, requirement_lines=review.requirement_lines)
+    env.globals.update(
+        failure_rate=listing.failure_rate, requirement_lines=review.requirement_lines, page_href=listing.page_href
+    )
     return Jinja2Templates(env=env)
 
 

@@ -1,6 +1,7 @@
 """Who may use the web UI: the access token, the session cookie and CSRF protection.
 
-Every request needs the token except the login page itself. A client shows it in one
+Every request needs the token except the login page and :data:`PUBLIC_PATHS` (the
+stylesheet and the icon the login page uses, which hold no data). A client shows it in one
 of three ways: an ``Authorization: Bearer`` header (scripts), a login form, or a
 ``?token=`` query on a GET (the link printed at start). The last two set an HttpOnly,
 SameSite=Strict cookie and redirect, so the token leaves the address bar at once. The
@@ -156,6 +157,8 @@ class AuthMiddleware:
             return PlainTextResponse("400: this server answers only to its loopback name.\n", 400)
         if request.url.path == LOGIN_PATH:
             return None
+        if request.url.path in PUBLIC_PATHS and request.method in ("GET", "HEAD"):
+            return None
         given = request.query_params.get("token")
         if given is not None and request.method in ("GET", "HEAD"):
             if self.guard.token_matches(given):
@@ -167,6 +170,8 @@ class AuthMiddleware:
 
 
 LOGIN_PATH = "/login"
+# Served without the token: the login page's look. Exact paths only; nothing here holds data.
+PUBLIC_PATHS = frozenset({"/static/style.css", "/static/favicon.svg", "/favicon.ico"})
 SECURITY_HEADERS = {
     "content-security-policy": (
         "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "

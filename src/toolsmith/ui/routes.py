@@ -21,7 +21,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.responses import FileResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
@@ -31,7 +31,7 @@ from toolsmith.errors import LibraryError, ReviewError, ToolNotFoundError
 from toolsmith.library import Status, ToolLibrary, ToolVersion, user_actor
 from toolsmith.sandbox import Sandbox, ToolRunner
 from toolsmith.service import review as rv
-from toolsmith.ui import auth, views
+from toolsmith.ui import auth, listing, views
 from toolsmith.ui.runs import RunStore
 
 STATIC_DIR = Path(__file__).with_name("static")
@@ -82,11 +82,9 @@ def render(request: Request, name: str, context: dict[str, Any], status_code: in
 
 def library_page(request: Request) -> Response:
     state = _state(request)
-    query = request.query_params.get("q", "")
-    status = request.query_params.get("status", "")
-    view = views.library_view(state.library, query, status)
-    pending = len(state.library.with_status(Status.PENDING))
-    return render(request, "library.html", {"view": view, "pending": pending, "statuses": views.STATUSES})
+    view = listing.library_view(state.library, request.query_params)
+    pending = view.counts.get(Status.PENDING.value, 0)
+    return render(request, "library.html", {"view": view, "pending": pending, "statuses": listing.STATUSES})
 
 
 def tool_page(request: Request) -> Response:
@@ -123,6 +121,11 @@ def overview_page(request: Request) -> Response:
 
 def pygments_css(request: Request) -> Response:
     return PlainTextResponse(views.pygments_css(), media_type="text/css")
+
+
+def favicon(request: Request) -> Response:
+    """The icon at the address browsers ask for when a page names none (the pages name the SVG)."""
+    return FileResponse(STATIC_DIR / "favicon.svg", media_type="image/svg+xml")
 
 
 # --- logging in ------------------------------------------------------------------------
@@ -263,5 +266,6 @@ ROUTES = [
     Route(auth.LOGIN_PATH, login_submit, methods=["POST"]),
     Route("/logout", logout, methods=["POST"]),
     Route("/static/pygments.css", pygments_css),
+    Route("/favicon.ico", favicon),
     Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
 ]

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from markupsafe import Markup
@@ -24,7 +24,6 @@ from toolsmith.service import review as rv
 from toolsmith.ui import charts
 from toolsmith.ui.runs import Run, RunTask
 
-STATUSES = tuple(s.value for s in Status)
 # Which review action a version's status offers (see toolsmith.service.review for the rules).
 ACTIONS = {
     Status.PENDING: (rv.APPROVE, rv.REJECT),
@@ -32,7 +31,6 @@ ACTIONS = {
     Status.QUARANTINED: (rv.APPROVE,),
     Status.RETIRED: (rv.APPROVE,),
 }
-_SEARCH_LIMIT = 50
 PRETTY_LIMIT = 20_000  # a page shows this much of one value (a fetched web page can be far longer)
 _FORMATTER = HtmlFormatter(cssclass="hl", linenos="table", wrapcode=True)
 _DIFF_FORMATTER = HtmlFormatter(cssclass="hl", wrapcode=True)
@@ -65,40 +63,6 @@ def pretty(value: Any, limit: int = PRETTY_LIMIT, indent: int | None = 2) -> str
 def compact(value: Any) -> str:
     """One-line JSON (for short values such as a test case's arguments)."""
     return pretty(value, indent=None)
-
-
-def failure_rate(tool: ToolVersion) -> float | None:
-    return tool.stats.failures / tool.stats.calls if tool.stats.calls else None
-
-
-# --- the library page ------------------------------------------------------------------
-
-
-@dataclass
-class LibraryView:
-    tools: list[ToolVersion]
-    query: str
-    status: str
-    note: str = ""
-    counts: dict[str, int] = field(default_factory=dict)
-
-
-def library_view(library: ToolLibrary, query: str, status: str) -> LibraryView:
-    """The tool list: the library's own search, or every tool, optionally one status only."""
-    query, status = query.strip(), status if status in (*STATUSES, "all") else ""
-    everything = library.list_tools(include_retired=True)
-    counts = dict(Counter(t.status.value for t in everything))
-    if query:
-        tools = [hit.tool for hit in library.search(query, limit=_SEARCH_LIMIT)]
-        note = "Search ranks the served (active) tools, best match first, as the agent's search_tools does."
-        if status and status != "all":
-            tools = [t for t in tools if t.status.value == status]
-        return LibraryView(tools, query, status, note, counts)
-    if status in ("", "all"):
-        tools = everything if status == "all" else [t for t in everything if t.status is not Status.RETIRED]
-        return LibraryView(tools, query, status, counts=counts)
-    # One status: every version in it (a tool can serve v1 while v2 waits for review).
-    return LibraryView(library.with_status(Status(status)), query, status, counts=counts)
 
 
 # --- a tool's page ---------------------------------------------------------------------
@@ -154,6 +118,7 @@ def _health_by_version(history: list[ToolVersion]) -> Markup:
         "Calls per version (every caller: agent, MCP, tools test)",
         labels,
         [charts.Series("succeeded", ok, "ok"), charts.Series("failed", failed, "bad")],
+        integer=True,
     )
 
 
@@ -186,6 +151,7 @@ def _health_by_day(name: str, runs: list[Run]) -> Markup:
         days,
         [charts.Series("succeeded", [float(ok[d]) for d in days], "ok"),
          charts.Series("failed", [float(failed[d]) for d in days], "bad")],
+        integer=True,
     )  # fmt: skip
 
 
@@ -208,21 +174,34 @@ class Overview:
     model_calls: Markup
     tokens: Markup
     created: Markup
+    outcomes: Markup
 
     @property
     def reuse_rate(self) -> float | None:
+        """Answered tasks a stored tool answered alone (outcome ``reused``)."""
         return self.reused / self.answered if self.answered else None
 
     @property
     def tool_rate(self) -> float | None:
+        """Answered tasks that called a stored tool at all (``reused`` or ``used-tool``)."""
         return (self.reused + self.used_tool) / self.answered if self.answered else None
 
 
+# The outcomes a task can have (see toolsmith.records): the x label and colour each gets.
+_OUTCOMES = (
+    ("reused", "reused", "ok"),
+    ("used-tool", "used-tool", "s1"),
+    ("evolved", "evolved", "warn"),
+    ("answered-without-tool", "no tool", "plain"),
+    ("failed", "failed", "bad"),
+)
+
+
 def overview(library: ToolLibrary, runs: list[Run]) -> Overview:
-    """Reuse, cost per task over time and tools created per day."""
+    """Reuse, cost per task over time, tasks by outcome and tools created per day."""
     tasks = sorted((t for r in runs for t in r.tasks), key=lambda t: t.started_at or 0.0)
     outcomes = Counter(t.outcome for t in tasks)
-    labels = [_task_label(t) for t in tasks]
+    labels = charts.time_labels([t.started_at for t in tasks])
     return Overview(
         tasks=len(tasks),
         answered=sum(1 for t in tasks if t.status == "answered"),
@@ -232,19 +211,28 @@ def overview(library: ToolLibrary, runs: list[Run]) -> Overview:
         tools=len(library),
         pending=len(library.with_status(Status.PENDING)),
         model_calls=charts.line_chart(
-            "Model calls per task", labels, [charts.Series("model calls", [float(t.model_calls) for t in tasks])]
+            "Model calls per task",
+            labels,
+            [charts.Series("model calls", [float(t.model_calls) for t in tasks])],
+            integer=True,
         ),
         tokens=charts.line_chart(
-            "Tokens per task", labels, [charts.Series("tokens", [float(t.tokens) for t in tasks], "s2")]
+            "Tokens per task", labels, [charts.Series("tokens", [float(t.tokens) for t in tasks], "s2")], integer=True
         ),
         created=_created_per_day(library.audit_log()),
+        outcomes=_by_outcome(outcomes) if tasks else charts.empty("Tasks by outcome"),
     )
 
 
-def _task_label(task: RunTask) -> str:
-    if task.started_at is None:
-        return "?"
-    return datetime.fromtimestamp(task.started_at, tz=timezone.utc).strftime("%m-%d %H:%M")
+def _by_outcome(outcomes: Counter[str]) -> Markup:
+    others = sorted(set(outcomes) - {name for name, _, _ in _OUTCOMES})  # e.g. unfinished runs
+    shown = [*_OUTCOMES, *((name, name, "plain") for name in others)]
+    # One series per outcome, with its count at its own bar only: each bar gets its colour.
+    series = [
+        charts.Series(label, [float(outcomes[name]) if i == j else None for j in range(len(shown))], css)
+        for i, (name, label, css) in enumerate(shown)
+    ]
+    return charts.bar_chart("Tasks by outcome", [label for _, label, _ in shown], series, integer=True, legend=False)
 
 
 def _created_per_day(audit: list[AuditEntry]) -> Markup:
@@ -259,6 +247,7 @@ def _created_per_day(audit: list[AuditEntry]) -> Markup:
         days,
         [charts.Series("new tools", [float(new_tools[d]) for d in days], "s1"),
          charts.Series("new versions", [float(new_versions[d]) for d in days], "s2")],
+        integer=True,
     )  # fmt: skip
 
 
