@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from toolsmith.config import settings as config
 from toolsmith.cli import tools
 from toolsmith.cli.common import EXIT_CONFIG
 from toolsmith.config import CONFIG_KEYS, DEFAULTS, Settings
+from toolsmith.config import settings as config
 from toolsmith.errors import ConfigError
 
 
