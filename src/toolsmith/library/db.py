@@ -5,7 +5,8 @@ the schema are inspected read-only first, and anything unexpected raises
 :class:`CorruptLibraryError`. Only a missing file or an empty SQLite database is
 initialised. A new file is made under a temporary name and linked into place, so no
 other process ever sees a half-made (0-byte) library; a 0-byte ``library.db`` is
-therefore damaged, like any other unreadable file, and is left untouched.
+therefore damaged, and is left untouched. A file this user may not read, or a folder it
+may not write, is a permission problem (:class:`LibraryPermissionError`), not damage.
 """
 
 from __future__ import annotations
