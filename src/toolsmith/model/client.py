@@ -322,7 +322,7 @@ class ChatModel:
         return f"The {self.config.provider} endpoint {self.base_url}"
 
     def _detail(self, exc: BaseException) -> str:
-        body = getattr(exc, "body", None)
+        body = exc.body if isinstance(exc, openai.APIError) else None  # a transport error has none
         text = str(exc)
         if isinstance(body, dict) and isinstance(body.get("message"), str):
             text = body["message"]
