@@ -134,7 +134,7 @@ def test_the_trajectory_has_every_message_call_result_timing_and_usage(
     assert roles == ["system", "user", "assistant", "tool", "assistant", "tool", "assistant", "tool", "assistant"]
     events = [r for r in lines if r["record"] == "event"]
     usage = [e for e in events if e["type"] == "model_usage"]
-    assert len(usage) == 4 and all(e["total_tokens"] and e["wall_s"] >= 0 for e in usage)
+    assert len(usage) == 4 and all(e["total_tokens"] and isinstance(e["wall_s"], float) for e in usage)
     assert sum(e["total_tokens"] for e in usage) == task["tokens"]["total"]
     calls = [e["call_id"] for e in events if e["type"] == "tool_called"]
     results = [e for e in events if e["type"] == "tool_result"]

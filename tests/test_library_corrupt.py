@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from toolsmith.errors import CorruptLibraryError
+from toolsmith.errors import CorruptLibraryError, LibraryPermissionError
 from toolsmith.library import Provenance, ToolLibrary, ToolSpec
 
 
@@ -155,3 +155,22 @@ def test_a_read_only_shm_file_is_named_in_the_error(tmp_path: Path) -> None:
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert f"{shm} is not writable" in proc.stdout and "remove it" in proc.stdout
+
+
+def test_a_file_we_may_not_read_is_a_permission_problem_not_damage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "library.db"
+    _fill(path, count=1)
+    real_open = Path.open
+
+    def refused(self: Path, *args: object, **kwargs: object) -> object:
+        if self == path:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_open(self, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(Path, "open", refused)  # root reads every file: deny it by hand
+    with pytest.raises(LibraryPermissionError) as info:
+        ToolLibrary(path)
+    assert not isinstance(info.value, CorruptLibraryError)
+    assert info.value.path == path and "cannot read it (Permission denied)" in str(info.value)

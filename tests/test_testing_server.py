@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import time
+import threading
 
 import httpx
 import pytest
@@ -83,8 +83,20 @@ def test_streams_when_asked_and_can_refuse_or_ignore_streaming() -> None:
     assert ignored.json()["choices"][0]["message"]["content"] == "plain"
 
 
+class Pauses:
+    """Stands in for the server's ``wait``: records each pause asked for and takes none."""
+
+    def __init__(self) -> None:
+        self.asked: list[float] = []
+
+    def __call__(self, stop: threading.Event, seconds: float) -> bool:
+        self.asked.append(seconds)
+        return stop.is_set()
+
+
 def test_faults_play_in_order_before_answers() -> None:
-    with ScriptedServer(ScriptedModel([final("real"), final("slow")])) as server:
+    pauses = Pauses()
+    with ScriptedServer(ScriptedModel([final("real"), final("slow")]), wait=pauses) as server:
         url = f"{server.base_url}/chat/completions"
         server.inject(status=429, retry_after=1.5).inject(body="plain text").inject(delay=0.2)
         assert server.faults_pending == 3
@@ -92,30 +104,43 @@ def test_faults_play_in_order_before_answers() -> None:
         assert (limited.status_code, limited.headers["retry-after"]) == (429, "1.5")
         raw = httpx.post(url, json=CHAT)
         assert (raw.status_code, raw.text) == (200, "plain text")
-        started = time.monotonic()
+        assert pauses.asked == []
         assert httpx.post(url, json=CHAT).json()["choices"][0]["message"]["content"] == "real"
-        assert time.monotonic() - started >= 0.2
+        assert pauses.asked == [0.2]  # the delay paused before the real answer
         assert server.faults_pending == 0
         assert httpx.post(url, json=CHAT).json()["choices"][0]["message"]["content"] == "slow"
+        assert pauses.asked == [0.2]
 
 
 def test_drop_and_hang_close_without_answering() -> None:
-    with ScriptedServer(ScriptedModel()) as server:
+    pauses = Pauses()
+    with ScriptedServer(ScriptedModel(), wait=pauses) as server:
         url = f"{server.base_url}/chat/completions"
-        server.inject(drop=True).inject(hang=0.1)
+        server.inject(drop=True).inject(hang=30)
         for _ in range(2):
             with pytest.raises(httpx.RemoteProtocolError):
                 httpx.post(url, json=CHAT, timeout=5)
+    assert pauses.asked == [30]  # the hang was asked for, then the connection closed unanswered
 
 
 def test_close_releases_a_hanging_request() -> None:
-    server = ScriptedServer(ScriptedModel()).start()
-    server.inject(hang=60)
+    ended: list[tuple[float, bool]] = []
+    done = threading.Event()
+
+    def wait(stop: threading.Event, seconds: float) -> bool:
+        released = stop.wait(seconds)  # the real pause, on the server's own stop event
+        ended.append((seconds, released))
+        done.set()
+        return released
+
+    server = ScriptedServer(ScriptedModel(), wait=wait).start()
+    server.inject(hang=600)
     with pytest.raises(httpx.ReadTimeout):
         httpx.post(f"{server.base_url}/chat/completions", json=CHAT, timeout=0.2)
-    started = time.monotonic()
+    assert ended == []  # the client gave up; the handler still hangs
     server.close()
-    assert time.monotonic() - started < 2
+    assert done.wait(120), "close() did not end the hang"  # a bound on waiting, far below the hang's 600 s
+    assert ended == [(600, True)]  # ended by the server's stop, not by the hang running out
 
 
 def test_model_errors_are_recorded_and_answered_400() -> None:

@@ -3,9 +3,10 @@
 Every error the package raises on purpose derives from :class:`ToolsmithError`.
 Two families matter to callers:
 
-* errors a *user* must fix (:class:`ConfigError` and its children) name the
-  setting or environment variable to change, and the CLI turns them into exit
-  code 2;
+* errors a *user* must fix derive from :class:`SettingError`: their typed ``setting``
+  names the setting, environment variable, option or path to change, and the CLI
+  turns them into exit code 2 (:class:`ConfigError` is the case where the setting's
+  value itself is wrong; a database server that refuses us names ``library.url``);
 * errors a *model* can fix (a refused install) are caught by the agent loop and
   sent back to the model as tool results.
 
@@ -17,13 +18,15 @@ Sandbox errors carry the run's data (``exit_code``, ``stdout``, ``stderr``,
 ``timed_out``) so that nothing has to be parsed back out of a message.
 
     ToolsmithError
-    ├── ConfigError
-    │   ├── MissingKeyError
-    │   └── KeyFileError
+    ├── SettingError  (also the base of the errors marked *setting*)
+    │   └── ConfigError
+    │       ├── MissingKeyError
+    │       └── KeyFileError
     ├── LibraryError
     │   ├── CorruptLibraryError
-    │   ├── LibraryPermissionError
-    │   ├── LibraryUnavailableError
+    │   ├── DamagedRecordError
+    │   ├── LibraryPermissionError  (setting)
+    │   ├── LibraryUnavailableError  (setting)
     │   ├── ToolNotFoundError
     │   ├── ImmutableVersionError
     │   ├── ReviewError
@@ -31,7 +34,7 @@ Sandbox errors carry the run's data (``exit_code``, ``stdout``, ``stderr``,
     │       └── SignatureError
     ├── SearchBackendError
     ├── SandboxError
-    │   └── SandboxUnavailableError
+    │   └── SandboxUnavailableError  (setting)
     ├── PackageError
     │   ├── PackageRefused
     │   └── InstallError
@@ -39,7 +42,7 @@ Sandbox errors carry the run's data (``exit_code``, ``stdout``, ``stderr``,
     └── ModelError
         ├── ModelConfigError  (also a ConfigError)
         ├── ModelRetryExhausted
-        ├── ModelTimeoutError
+        ├── ModelTimeoutError  (setting)
         └── ModelResponseError
 """
 
@@ -55,10 +58,18 @@ class ToolsmithError(Exception):
 # --- configuration: the user must change something ---------------------------------
 
 
-class ConfigError(ToolsmithError):
+class SettingError(ToolsmithError):
+    """An error the user fixes by changing ``setting``: a configuration key, an environment
+    variable, a command-line option or a path. Other families mix it in (a library server
+    that refuses us names ``library.url``), so callers catch this class, never an attribute."""
+
+    setting: str
+
+
+class ConfigError(SettingError):
     """A setting is missing or invalid. ``setting`` names what to change."""
 
-    def __init__(self, message: str, *, setting: str | None = None) -> None:
+    def __init__(self, message: str, *, setting: str) -> None:
         super().__init__(message)
         self.setting = setting
 
@@ -101,7 +112,17 @@ class CorruptLibraryError(LibraryError):
         self.detail = detail
 
 
-class LibraryUnavailableError(LibraryError):
+class DamagedRecordError(LibraryError):
+    """A stored row does not decode (JSON that does not parse, a field missing or of the
+    wrong kind, an unknown status). Raised by :mod:`toolsmith.library.rows`, which knows
+    no location; the library reports it as :class:`CorruptLibraryError` naming itself."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"a stored record is damaged ({detail})")
+        self.detail = detail
+
+
+class LibraryUnavailableError(LibraryError, SettingError):
     """The library's database server cannot be reached or refuses us (down, wrong
     credentials, connection lost). ``where`` is the URL with its password redacted."""
 
@@ -115,7 +136,7 @@ class LibraryUnavailableError(LibraryError):
         self.setting = "library.url"
 
 
-class LibraryPermissionError(LibraryError):
+class LibraryPermissionError(LibraryError, SettingError):
     """A library file (or its folder) cannot be written by this user; ``path`` names which."""
 
     def __init__(self, message: str, *, path: Path) -> None:
@@ -197,7 +218,7 @@ class SandboxError(ToolsmithError):
         self.timed_out = timed_out
 
 
-class SandboxUnavailableError(SandboxError):
+class SandboxUnavailableError(SandboxError, SettingError):
     """The configured sandbox backend cannot run on this machine."""
 
     def __init__(self, message: str, *, setting: str = "sandbox.backend") -> None:
@@ -270,7 +291,7 @@ class ModelRetryExhausted(ModelError):
         self.retry_after = retry_after
 
 
-class ModelTimeoutError(ModelError):
+class ModelTimeoutError(ModelError, SettingError):
     """The endpoint sent no answer (or stopped sending one) within the per-request timeout.
 
     Not retried by default: the server is most likely still generating. ``setting`` names

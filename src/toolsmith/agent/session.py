@@ -25,7 +25,7 @@ from toolsmith.agent.loop import Agent
 from toolsmith.agent.trajectory import TrajectoryWriter
 from toolsmith.config import Settings
 from toolsmith.config.providers import ProviderConfig, resolve_provider
-from toolsmith.errors import ConfigError, ModelConfigError, ToolsmithError
+from toolsmith.errors import ConfigError, ModelConfigError, SettingError, ToolsmithError
 from toolsmith.events import Event, EventSink, ModelProgress, ModelRetry, StepStarted, TaskStarted, null_sink
 from toolsmith.library import ToolLibrary
 from toolsmith.library.fresh import library_in_use
@@ -90,9 +90,8 @@ class RunStop:
 
     @classmethod
     def of(cls, exc: BaseException, task: int | None) -> RunStop:
-        setting = getattr(exc, "setting", None)
-        if isinstance(exc, ConfigError) or (isinstance(exc, ToolsmithError) and setting):
-            return cls("config", str(exc), task, setting)
+        if isinstance(exc, SettingError):
+            return cls("config", str(exc), task, exc.setting)
         if isinstance(exc, (ToolsmithError, OSError)):
             return cls("error", str(exc), task)
         if isinstance(exc, Exception):
@@ -202,7 +201,7 @@ class Session:
                 if isinstance(exc, ModelConfigError):
                     # Later tasks would fail the same way; say where the record is.
                     raise ModelConfigError(
-                        f"{exc} The trajectory so far is in {self.writer.path}.", setting=exc.setting or "LLM_API_KEY"
+                        f"{exc} The trajectory so far is in {self.writer.path}.", setting=exc.setting
                     ) from exc
                 raise
             self.writer.task(result)

@@ -24,10 +24,10 @@ import typer
 
 from toolsmith.config import Settings, default_home
 from toolsmith.errors import (
-    ConfigError,
     CorruptLibraryError,
     PackageError,
     SandboxError,
+    SettingError,
     ToolsmithError,
 )
 
@@ -63,12 +63,12 @@ def exit_code_for(exc: BaseException) -> int:
         return EXIT_INTERRUPTED
     if isinstance(exc, PackageError):
         return EXIT_PACKAGES
-    # A sandbox that cannot be set up is a machine or setting problem, not the job's.
-    if isinstance(exc, (ConfigError, CorruptLibraryError, SandboxError, OSError)):
+    # Errors that name a setting are the user's to fix, whatever their family; a sandbox
+    # that cannot be set up is a machine or setting problem, not the job's.
+    if isinstance(exc, (SettingError, CorruptLibraryError, SandboxError, OSError)):
         return EXIT_CONFIG
     if isinstance(exc, ToolsmithError):
-        # Errors that name a setting are the user's to fix, whatever their family.
-        return EXIT_CONFIG if getattr(exc, "setting", None) else EXIT_FAILED
+        return EXIT_FAILED
     return EXIT_CRASH
 
 

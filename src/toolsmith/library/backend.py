@@ -50,6 +50,9 @@ class Backend(ABC):
     location: LibraryLocation
     #: The driver's exception base classes; ToolLibrary hands them to :meth:`translate`.
     errors: tuple[type[BaseException], ...] = ()
+    #: Driver errors only a mistake in toolsmith causes (the driver's API misused, SQL that
+    #: does not parse): ToolLibrary lets them go on as the bugs they are, untranslated.
+    bugs: tuple[type[BaseException], ...] = ()
     #: Whether :meth:`wait_for_change` returns as soon as another connection changes something.
     announces_changes = False
 

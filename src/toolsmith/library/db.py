@@ -5,7 +5,8 @@ the schema are inspected read-only first, and anything unexpected raises
 :class:`CorruptLibraryError`. Only a missing file or an empty SQLite database is
 initialised. A new file is made under a temporary name and linked into place, so no
 other process ever sees a half-made (0-byte) library; a 0-byte ``library.db`` is
-therefore damaged, like any other unreadable file, and is left untouched.
+therefore damaged, and is left untouched. A file this user may not read, or a folder it
+may not write, is a permission problem (:class:`LibraryPermissionError`), not damage.
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ _HEADER_SIZE = 100
 # SQLite result codes that mean "this file is damaged or not a database".
 _CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
 _READONLY = 8  # SQLITE_READONLY
+_CANTOPEN = 14  # SQLITE_CANTOPEN: also what a folder we may not write gives
+_BUSY_CODES = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED
+# The extended code of a trigger's RAISE(ABORT, ...): only our schema's rules raise it.
+CONSTRAINT_TRIGGER = 1811  # SQLITE_CONSTRAINT_TRIGGER
 
 
 def check_file(path: Path) -> None:
@@ -37,6 +42,8 @@ def check_file(path: Path) -> None:
         size = path.stat().st_size
     except FileNotFoundError:
         return
+    except PermissionError as exc:
+        raise _unreadable(path, exc) from exc
     except OSError as exc:
         raise CorruptLibraryError(path, f"cannot read the file: {exc.strerror}") from exc
     if path.is_dir():
@@ -46,11 +53,20 @@ def check_file(path: Path) -> None:
     try:
         with path.open("rb") as fh:
             header = fh.read(_HEADER_SIZE)
+    except PermissionError as exc:
+        raise _unreadable(path, exc) from exc
     except OSError as exc:
         raise CorruptLibraryError(path, f"cannot read the file: {exc.strerror}") from exc
     if len(header) < _HEADER_SIZE or not header.startswith(SQLITE_MAGIC):
         raise CorruptLibraryError(path, "not an SQLite database")
     _check_truncation(path, header, size)
+
+
+def _unreadable(path: Path, exc: PermissionError) -> LibraryPermissionError:
+    # Not being allowed to read a file says nothing about its content: not damage.
+    return LibraryPermissionError(
+        f"Tool library {path}: cannot read it ({exc.strerror}). Fix its owner or permissions.", path=path
+    )
 
 
 def _check_truncation(path: Path, header: bytes, size: int) -> None:
@@ -73,7 +89,7 @@ def connect(path: Path) -> sqlite3.Connection:
             _create(path)
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
-        raise CorruptLibraryError(path, f"cannot open it: {exc}") from exc
+        raise as_library_error(path, exc) from exc
     conn.row_factory = sqlite3.Row
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -117,7 +133,7 @@ def enable_wal(conn: sqlite3.Connection) -> None:
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             break
         except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
+            if not is_busy(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(0.05)
     if str(mode).lower() != "wal":
@@ -126,20 +142,41 @@ def enable_wal(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA synchronous = NORMAL")
 
 
+def error_code(exc: sqlite3.Error) -> int | None:
+    """SQLite's extended result code for ``exc``; None on Python 3.10, whose errors carry none."""
+    code = getattr(exc, "sqlite_errorcode", None)  # an attribute since Python 3.11
+    return int(code) if code is not None else None
+
+
+def is_busy(exc: sqlite3.OperationalError) -> bool:
+    """Another connection holds the lock. Without a code (Python 3.10) any operational
+    error may be one, so the caller's deadline bounds the retries."""
+    code = error_code(exc)
+    return code is None or code & 0xFF in _BUSY_CODES
+
+
 def is_corruption(exc: sqlite3.Error) -> bool:
-    code = getattr(exc, "sqlite_errorcode", None)
+    code = error_code(exc)
     if code is not None:
-        return int(code) & 0xFF in _CORRUPT_CODES
-    text = str(exc).lower()
-    return "malformed" in text or "not a database" in text
+        return code & 0xFF in _CORRUPT_CODES
+    # Without a code (Python 3.10) the class says it: sqlite3 raises exactly DatabaseError,
+    # no subclass, for SQLITE_CORRUPT and SQLITE_NOTADB.
+    return type(exc) is sqlite3.DatabaseError
+
+
+def is_trigger_refusal(exc: sqlite3.Error) -> bool:
+    """One of the schema's triggers refused a change (versions are immutable, ...).
+    Python 3.10 carries no code, so there the refusal stays a plain LibraryError."""
+    return isinstance(exc, sqlite3.IntegrityError) and error_code(exc) == CONSTRAINT_TRIGGER
 
 
 def as_library_error(path: Path, exc: sqlite3.Error) -> Exception:
     """Translate an SQLite error into our hierarchy, naming the file at fault."""
     if is_corruption(exc):
         return CorruptLibraryError(path, str(exc))
-    code = getattr(exc, "sqlite_errorcode", None)
-    readonly = (int(code) & 0xFF == _READONLY) if code is not None else "readonly" in str(exc).lower()
+    code = error_code(exc)
+    # Without a code (Python 3.10) the file system is asked whether a part is read-only.
+    readonly = code & 0xFF in (_READONLY, _CANTOPEN) if code is not None else isinstance(exc, sqlite3.OperationalError)
     culprit = read_only_part(path) if readonly else None
     if culprit is not None:
         hint = " (or, while no toolsmith runs, remove it: SQLite rebuilds it)" if culprit.name.endswith("-shm") else ""

@@ -42,6 +42,7 @@ class SqliteTx(Tx):
 
 class SqliteBackend(Backend):
     errors = (sqlite3.Error,)
+    bugs = (sqlite3.ProgrammingError, sqlite3.InterfaceError)
 
     def __init__(self, location: LibraryLocation) -> None:
         assert location.path is not None
@@ -87,10 +88,10 @@ class SqliteBackend(Backend):
             yield self._tx
 
     def translate(self, exc: BaseException) -> Exception:
-        text = str(exc)
-        if text.startswith("toolsmith:"):
-            return ImmutableVersionError(text.removeprefix("toolsmith:").strip())
         assert isinstance(exc, sqlite3.Error)
+        if db.is_trigger_refusal(exc):
+            # The trigger's message is "toolsmith: <the rule>"; the rule is what the user reads.
+            return ImmutableVersionError(str(exc).removeprefix("toolsmith:").strip())
         return db.as_library_error(self.path, exc)
 
     def search(self, tx: Tx, query: str, limit: int) -> list[SearchHit]:

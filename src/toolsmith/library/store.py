@@ -27,7 +27,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from toolsmith.errors import ConfigError, CorruptLibraryError, LibraryError, ToolNotFoundError
+from toolsmith.errors import ConfigError, CorruptLibraryError, DamagedRecordError, LibraryError, ToolNotFoundError
 from toolsmith.library import location as locations
 from toolsmith.library import relevance
 from toolsmith.library.backend import Backend, Tx
@@ -42,7 +42,7 @@ from toolsmith.library.models import (
     UsageStats,
     tool_name_problem,
 )
-from toolsmith.library.rows import dumps, to_audit, to_stats, to_version
+from toolsmith.library.rows import dumps, status_of, to_audit, to_stats, to_version
 from toolsmith.library.writes import (
     SELECT,
     as_status,
@@ -153,10 +153,14 @@ class ToolLibrary:
     def _errors(self) -> Iterator[None]:
         try:
             yield
+        except self._backend.bugs:
+            raise
         except self._backend.errors as exc:
             raise self._backend.translate(exc) from exc
-        except (ValueError, TypeError, KeyError) as exc:  # a stored record that does not decode
-            raise CorruptLibraryError(self.display, f"a stored record is damaged ({exc})") from exc
+        except DamagedRecordError as exc:
+            # Only rows.py raises it, for a stored value that does not decode. Anything
+            # else (a ValueError from a bug, say) is not evidence of damage and goes on as it is.
+            raise CorruptLibraryError(self.display, str(exc)) from exc
 
     @contextmanager
     def _read(self) -> Iterator[Tx]:
@@ -463,7 +467,7 @@ class ToolLibrary:
                 return stats, False
             with self._write() as tx:
                 row = version_row(tx, name, version)
-                if as_status(row["status"]) is not Status.ACTIVE:
+                if status_of(row) is not Status.ACTIVE:
                     return stats, False  # pending, retired or already quarantined: nothing served to hide
                 why = reason or f"{stats.consecutive_failures} consecutive failures; last: {error or 'unknown error'}"
                 if len(why) > _MAX_REASON_CHARS:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from toolsmith.errors import CorruptLibraryError, LibraryError
+from toolsmith.errors import CorruptLibraryError, DamagedRecordError, LibraryError
 from toolsmith.library.rows import VERSION_COLUMNS, to_version
 from toolsmith.library.store import ToolLibrary
 
@@ -60,7 +60,10 @@ def _read_all(source: ToolLibrary) -> dict[str, list[Any]]:
 def _check_hashes(where: str, versions: list[Any]) -> dict[tuple[str, int], str]:
     hashes: dict[tuple[str, int], str] = {}
     for row in versions:
-        tool = to_version(row)
+        try:
+            tool = to_version(row)
+        except DamagedRecordError as exc:
+            raise CorruptLibraryError(where, str(exc)) from exc
         if tool.spec.content_hash() != tool.hash:
             raise CorruptLibraryError(where, f"{tool.ref}: its content does not match its hash {tool.hash[:12]}")
         hashes[(tool.name, tool.version)] = tool.hash

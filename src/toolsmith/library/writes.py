@@ -13,7 +13,7 @@ from typing import Any
 from toolsmith.errors import LibraryError, ToolNotFoundError
 from toolsmith.library.backend import Tx
 from toolsmith.library.models import Provenance, Status, ToolSpec, ToolVersion
-from toolsmith.library.rows import VERSION_COLUMNS, dumps, to_version
+from toolsmith.library.rows import VERSION_COLUMNS, dumps, status_of, to_version
 
 _MAX_ERROR_CHARS = 2000
 SELECT = f"SELECT {VERSION_COLUMNS} FROM versions v LEFT JOIN stats s ON s.version_id = v.id"
@@ -103,7 +103,7 @@ def change_status(
     *,
     action: str = "status",
 ) -> None:
-    old = Status(row["status"])
+    old = status_of(row)
     if old is status:
         return
     name, number, version_id = row["name"], int(row["version"]), int(row["id"])

@@ -16,13 +16,15 @@ that imports the SDK.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import random
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
+import httpx
 import openai
 
 from toolsmith.config.providers import LOCAL_PLACEHOLDER_KEY, ProviderConfig
@@ -35,9 +37,27 @@ from toolsmith.model.types import ModelReply, with_usage_estimated
 
 _RETRYABLE = (408, 409, 429)
 _CONNECT_TIMEOUT_S = 10.0
+
+
+def _http_libraries() -> tuple[Any, ...]:
+    """The HTTP libraries whose errors the SDK wraps: httpx, and httpx2 (which newer SDKs
+    send with). Their exception hierarchies mirror each other, class for class."""
+    found: list[Any] = [httpx]
+    with contextlib.suppress(ImportError):  # an SDK that still sends with httpx has no httpx2
+        found.append(importlib.import_module("httpx2"))
+    return tuple(found)
+
+
+def _classes(pick: Callable[[Any], tuple[type[Exception], ...]]) -> tuple[type[Exception], ...]:
+    return tuple(cls for library in _http_libraries() for cls in pick(library))
+
+
 # Timeouts before any request reached the server: nothing is generating, so they are retried.
-_EARLY_TIMEOUTS = ("ConnectTimeout", "PoolTimeout")
-_NOT_CONNECTED = ("ConnectError", "ConnectTimeout", "UnsupportedProtocol", "LocalProtocolError")
+_EARLY_TIMEOUTS = _classes(lambda h: (h.ConnectTimeout, h.PoolTimeout))
+# Failures before the request went out: the endpoint was never reached.
+_NOT_CONNECTED = _classes(lambda h: (h.ConnectError, h.ConnectTimeout, h.UnsupportedProtocol, h.LocalProtocolError))
+_TRANSPORT_ERRORS = _classes(lambda h: (h.TransportError,))
+_TIMEOUTS = _classes(lambda h: (h.TimeoutException,))
 TIMEOUT_SETTING = "model.timeout_s (TOOLSMITH_MODEL_TIMEOUT_S)"
 RETRY_SETTING = "model.retry_total_s (TOOLSMITH_MODEL_RETRY_TOTAL_S)"
 ATTEMPTS_SETTING = "model.max_attempts (TOOLSMITH_MODEL_MAX_ATTEMPTS)"
@@ -153,7 +173,7 @@ class ChatModel:
         except openai.APIConnectionError as exc:
             # Refused or unresolvable: the endpoint was never reached. A connection dropped
             # after the request went out was reached, and only answered badly.
-            reached = type(exc.__cause__).__name__ not in _NOT_CONNECTED
+            reached = not isinstance(exc.__cause__, _NOT_CONNECTED)
             raise _Transient(f"connection failed: {self._detail(exc.__cause__ or exc)}", reached=reached) from None
 
     def _before_retry(self, attempt: int, started: float, failure: _Transient) -> None:
@@ -246,8 +266,7 @@ class ChatModel:
         return ModelResponseError(message, check_url=exc.check_url)
 
     def _timeout_failure(self, exc: openai.APITimeoutError, reader: StreamReader | None) -> Exception:
-        cause = type(exc.__cause__).__name__ if exc.__cause__ is not None else ""
-        if cause in _EARLY_TIMEOUTS:
+        if isinstance(exc.__cause__, _EARLY_TIMEOUTS):
             return _Transient(f"could not connect within {_CONNECT_TIMEOUT_S:g}s", reached=False)
         if reader is not None and reader.received:
             what = f"stopped sending after {reader.describe()}: no data for {self.timeout:g}s"
@@ -303,7 +322,7 @@ class ChatModel:
         return f"The {self.config.provider} endpoint {self.base_url}"
 
     def _detail(self, exc: BaseException) -> str:
-        body = getattr(exc, "body", None)
+        body = exc.body if isinstance(exc, openai.APIError) else None  # a transport error has none
         text = str(exc)
         if isinstance(body, dict) and isinstance(body.get("message"), str):
             text = body["message"]
@@ -318,18 +337,12 @@ def _error_code(exc: openai.APIStatusError) -> str | None:
     return exc.code if isinstance(exc.code, str) else None
 
 
-def _transport_errors() -> tuple[type[BaseException], ...]:
-    """The transport errors of the SDK's HTTP library: httpx, or httpx2 in newer SDKs."""
-    found = [getattr(sys.modules.get(name), "TransportError", None) for name in ("httpx", "httpx2")]
-    return tuple(error for error in found if isinstance(error, type) and issubclass(error, BaseException))
-
-
 def _read(response: Any) -> bytes:
     """The whole body of a streamed response that turned out not to be a stream."""
     try:
         data = response.read()
-    except _transport_errors() as exc:
-        if "Timeout" in type(exc).__name__:
-            raise openai.APITimeoutError(request=response.request) from exc
+    except _TIMEOUTS as exc:
+        raise openai.APITimeoutError(request=response.request) from exc
+    except _TRANSPORT_ERRORS as exc:
         raise openai.APIConnectionError(request=response.request) from exc
     return bytes(data)

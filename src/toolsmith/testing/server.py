@@ -22,6 +22,7 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -98,9 +99,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _play(self, fault: Fault, request: Any) -> bool:
         """Apply ``fault``; True when the request is fully handled."""
-        stopping = self.server.owner._stopping
+        owner = self.server.owner
         if fault.hang is not None:
-            stopping.wait(fault.hang)
+            owner.wait(owner._stopping, fault.hang)
             fault = Fault(drop=True)
         if fault.drop:
             self.close_connection = True
@@ -108,7 +109,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.connection.shutdown(socket.SHUT_RDWR)
             return True
         if fault.delay is not None:
-            stopping.wait(fault.delay)
+            owner.wait(owner._stopping, fault.delay)
         if fault.events is not None:
             self._send_raw(200, _bytes(fault.events), "text/event-stream")
             return True
@@ -148,7 +149,8 @@ class _Handler(BaseHTTPRequestHandler):
             for number, chunk in enumerate(chunks):
                 if stall_after is not None and number >= stall_after:
                     self.wfile.flush()
-                    self.server.owner._stopping.wait(3600)  # until the client gives up or the server closes
+                    owner = self.server.owner
+                    owner.wait(owner._stopping, 3600)  # until the client gives up or the server closes
                     return
                 self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
                 self.wfile.flush()
@@ -176,10 +178,14 @@ class ScriptedServer:
         streaming: str = "sse",
         chunk_chars: int = 16,
         report_usage: bool = True,
+        wait: Callable[[threading.Event, float], bool] = threading.Event.wait,
     ) -> None:
         """``streaming``: ``sse`` streams when asked, ``refuse`` answers a streamed request with
         HTTP 400, ``ignore`` answers it with a plain completion (both as some servers do).
-        ``report_usage=False`` leaves token usage out of every answer, as some local servers do."""
+        ``report_usage=False`` leaves token usage out of every answer, as some local servers do.
+        ``wait(stop, seconds)`` is how a hang, a delay or a stall pauses: it returns True when
+        the server is closing (``stop`` is set), which ends the pause early. Tests pass a
+        recorder to see the pauses asked for without taking them."""
         if not is_loopback_url(f"http://{_bracket(host)}/"):
             raise ConfigError(f"ScriptedServer only listens on loopback; got host {host!r}.", setting="host")
         if streaming not in STREAM_MODES:
@@ -191,6 +197,7 @@ class ScriptedServer:
         self.streaming = streaming
         self.chunk_chars = max(1, chunk_chars)
         self.report_usage = report_usage
+        self.wait = wait
         self.host = host
         self._port = port
         self._lock = threading.Lock()

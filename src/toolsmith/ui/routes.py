@@ -234,7 +234,11 @@ def _require_csrf(request: Request, form: FormData) -> None:
 
 
 def not_found(request: Request, exc: Exception) -> Response:
-    message = str(exc) if isinstance(exc, ToolNotFoundError) else getattr(exc, "detail", "Not found.")
+    message = "Not found."
+    if isinstance(exc, ToolNotFoundError):
+        message = str(exc)
+    elif isinstance(exc, HTTPException):
+        message = exc.detail
     return render(request, "error.html", {"title": "Not found", "message": message, "link": "/"}, 404)
 
 
@@ -245,10 +249,12 @@ def toolsmith_error(request: Request, exc: Exception) -> Response:
 
 
 def http_error(request: Request, exc: Exception) -> Response:
-    status = int(getattr(exc, "status_code", 500))
+    """Starlette's HTTPException (the app registers this handler for that class only)."""
+    assert isinstance(exc, HTTPException)
+    status = exc.status_code
     if status == 404:
         return not_found(request, exc)
-    detail = str(getattr(exc, "detail", "") or "Error")
+    detail = exc.detail or "Error"
     return render(request, "error.html", {"title": f"Error {status}", "message": detail, "link": "/"}, status)
 
 

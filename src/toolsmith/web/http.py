@@ -3,12 +3,14 @@
 Everything here is built so that a hostile or broken server cannot hang the agent or
 flood its context: every request has timeouts and an overall deadline, bodies are read
 as a stream and cut at a byte cap, redirects are followed by hand (each hop's scheme is
-checked), and failures come back as values, never as exceptions.
+checked), and failures come back as values, never as exceptions. The overall deadline is
+read from an injected ``clock`` (the monotonic clock by default), so tests can move time.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -72,14 +74,15 @@ def fetch(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_redirects: int = MAX_REDIRECTS,
+    clock: Callable[[], float] = time.monotonic,
 ) -> Fetched:
-    """GET ``url`` within ``timeout_s`` overall, keeping at most ``max_bytes`` of body."""
+    """GET ``url`` within ``timeout_s`` overall (by ``clock``), keeping at most ``max_bytes`` of body."""
     result = Fetched(url=url)
-    deadline = time.monotonic() + timeout_s
+    deadline = _Deadline(clock, clock() + timeout_s, timeout_s)
     current = url
     try:
         for _ in range(max_redirects + 1):
-            nxt = _one_hop(current, result, client, timeout_s, max_bytes, deadline)
+            nxt = _one_hop(current, result, client, max_bytes, deadline)
             if nxt is None:
                 return result
             result.redirects.append(nxt)
@@ -95,18 +98,23 @@ def fetch(
     return result
 
 
-def _one_hop(
-    url: str,
-    result: Fetched,
-    client: httpx.Client,
-    timeout_s: float,
-    max_bytes: int,
-    deadline: float,
-) -> str | None:
+@dataclass(frozen=True)
+class _Deadline:
+    """When the whole fetch (every redirect, every chunk) must be done, by ``clock``."""
+
+    clock: Callable[[], float]
+    at: float
+    timeout_s: float
+
+    def remaining(self) -> float:
+        return self.at - self.clock()
+
+
+def _one_hop(url: str, result: Fetched, client: httpx.Client, max_bytes: int, deadline: _Deadline) -> str | None:
     """Fetch one URL into ``result``; return the redirect target when there is one."""
     headers = {"Accept": _ACCEPT, "User-Agent": USER_AGENT}
-    remaining = max(deadline - time.monotonic(), 0.1)
-    timeout = request_timeout(min(timeout_s, remaining))
+    timeout_s = deadline.timeout_s
+    timeout = request_timeout(min(timeout_s, max(deadline.remaining(), 0.1)))
     with client.stream("GET", url, headers=headers, timeout=timeout, follow_redirects=False) as resp:
         result.final_url = str(resp.url)
         result.status = resp.status_code
@@ -130,7 +138,7 @@ def _one_hop(
             if size >= max_bytes:
                 result.capped = True
                 break
-            if time.monotonic() > deadline:
+            if deadline.remaining() < 0:
                 result.error = f"Timed out after {timeout_s:g} s reading {url} (body too slow)."
                 return None
         result.body = b"".join(chunks)[:max_bytes]

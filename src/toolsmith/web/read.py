@@ -15,6 +15,8 @@ from __future__ import annotations
 import contextlib
 import html as htmllib
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
@@ -66,16 +68,17 @@ def read_webpage(
     max_bytes: int = _http.DEFAULT_MAX_BYTES,
     section: Any = None,
     offset: Any = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> dict[str, Any]:
     """Read ``url`` for the model; failures come back as ``{"ok": False, "error": ...}``.
 
     ``section`` (a title fragment) or ``offset`` (a character of the cleaned text) read on
-    where an earlier, cut result stopped.
+    where an earlier, cut result stopped. ``clock`` times the overall ``timeout_s``.
     """
     shown = url if isinstance(url, str) else repr(url)
     view = _View(_chars_limit(max_chars), _section(section), _offset(offset))
     try:
-        return _read(url, settings, client, view, timeout_s, max_bytes)
+        return _read(url, settings, client, view, _Budget(timeout_s, max_bytes, clock))
     except Exception as exc:  # the tool must answer, whatever a library did
         return _error(shown, f"Reading the page failed unexpectedly: {type(exc).__name__}: {exc}")
 
@@ -89,14 +92,17 @@ class _View:
     offset: int | None = None
 
 
-def _read(
-    url: Any,
-    settings: Settings,
-    client: httpx.Client | None,
-    view: _View,
-    timeout_s: float,
-    max_bytes: int,
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _Budget:
+    """How long the page may take (by ``clock``) and how many bytes of it are read."""
+
+    timeout_s: float
+    max_bytes: int
+    clock: Callable[[], float]
+
+
+def _read(url: Any, settings: Settings, client: httpx.Client | None, view: _View, budget: _Budget) -> dict[str, Any]:
+    timeout_s, max_bytes = budget.timeout_s, budget.max_bytes
     if not isinstance(url, str) or not url.strip():
         return _error(str(url), "url must be a non-empty http:// or https:// URL string.")
     url = url.strip()
@@ -113,7 +119,7 @@ def _read(
             answer = _read_package(url, page, settings, client, timeout_s, view)
             if answer is not None:
                 return answer
-        fetched = _http.fetch(url, client=http, timeout_s=timeout_s, max_bytes=max_bytes)
+        fetched = _http.fetch(url, client=http, timeout_s=timeout_s, max_bytes=max_bytes, clock=budget.clock)
     finally:
         if own:
             http.close()

@@ -3,15 +3,17 @@
 Three backends, tried in the configured order until one returns results: the DDGS
 metasearch (DuckDuckGo first, no key), a SearXNG instance's JSON API (only when one is
 configured) and the package index itself (:mod:`package_search`), which needs nothing
-but the index. Rate limits are retried briefly; every failure is recorded in ``tried`` and
-the tool never raises for a backend's sake.
+but the index. Rate limits are retried briefly (through an injected ``sleep``, so tests
+see the pauses without taking them); every failure is recorded in ``tried`` and the tool
+never raises for a backend's sake.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -43,8 +45,11 @@ def web_search(
     backends: Sequence[str | SearchBackend] | None = None,
     retries: int = RATE_LIMIT_RETRIES,
     backoff_s: float = BACKOFF_S,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> dict[str, Any]:
-    """Search with the first backend that answers; see the module docstring."""
+    """Search with the first backend that answers; see the module docstring.
+
+    ``sleep`` takes the pause before a rate-limited backend is asked again."""
     n = clamp_results(num_results)
     if not isinstance(query, str) or not query.strip():
         return {"ok": False, "error": "query must be a non-empty string.", "tried": []}
@@ -55,7 +60,7 @@ def web_search(
         if backend is None:
             tried.append({"backend": str(entry), "error": reason, "skipped": True})
             continue
-        results, error = _attempt(backend, query, n, retries, backoff_s)
+        results, error = _attempt(backend, query, n, _Retry(retries, backoff_s, sleep))
         if results:
             return {
                 "ok": True,
@@ -111,17 +116,28 @@ def _resolve(entry: str | SearchBackend, settings: Settings) -> tuple[SearchBack
     return None, f"unknown backend {entry!r}"
 
 
-def _attempt(
-    backend: SearchBackend, query: str, n: int, retries: int, backoff_s: float
-) -> tuple[list[SearchResult], str]:
-    for attempt in range(max(retries, 0) + 1):
+@dataclass(frozen=True)
+class _Retry:
+    """How a rate-limited backend is asked again: how often, after which pauses, and
+    what takes the pause."""
+
+    retries: int
+    backoff_s: float
+    sleep: Callable[[float], None]
+
+    def pause(self, attempt: int, retry_after: float | None) -> None:
+        self.sleep(min(retry_after or self.backoff_s * 2**attempt, MAX_BACKOFF_S))
+
+
+def _attempt(backend: SearchBackend, query: str, n: int, retry: _Retry) -> tuple[list[SearchResult], str]:
+    for attempt in range(max(retry.retries, 0) + 1):
         try:
             results = backend.search(query, n)
         except Exception as exc:  # any backend failure means: try the next one
             limited, retry_after = _rate_limit(exc)
             error = _describe(exc, limited)
-            if limited and attempt < retries:
-                time.sleep(min(retry_after or backoff_s * 2**attempt, MAX_BACKOFF_S))
+            if limited and attempt < retry.retries:
+                retry.pause(attempt, retry_after)
                 continue
             return [], error
         if not results:
@@ -135,7 +151,7 @@ def _rate_limit(exc: Exception) -> tuple[bool, float | None]:
         return exc.rate_limited, exc.retry_after_s
     if isinstance(exc, httpx.HTTPStatusError) and exc.response.status_code in (202, 429):
         return True, _retry_after(exc.response)
-    return type(exc).__name__ == "RatelimitException", None  # ddgs' own class
+    return False, None
 
 
 def _retry_after(response: httpx.Response) -> float | None:
@@ -146,9 +162,9 @@ def _retry_after(response: httpx.Response) -> float | None:
 
 
 def _describe(exc: Exception, limited: bool) -> str:
-    text = " ".join(f"{type(exc).__name__}: {exc}".split())
-    prefix = "rate limited: " if limited and "rate limit" not in text.lower() else ""
-    return (prefix + text)[:300]
+    # Our own error's message says it all; another's class name says what kind of failure it was.
+    text = str(exc) if isinstance(exc, SearchBackendError) else f"{type(exc).__name__}: {exc}"
+    return (("rate limited: " if limited else "") + " ".join(text.split()))[:300]
 
 
 # -- DDGS --------------------------------------------------------------------------------
@@ -165,8 +181,12 @@ class DdgsBackend:
 
     def search(self, query: str, n: int) -> list[SearchResult]:
         from ddgs import DDGS
+        from ddgs.exceptions import RatelimitException
 
-        rows = DDGS(timeout=self.timeout_s).text(query, max_results=n, backend=self.engines)
+        try:
+            rows = DDGS(timeout=self.timeout_s).text(query, max_results=n, backend=self.engines)
+        except RatelimitException as exc:
+            raise SearchBackendError(f"DDGS: {exc}", rate_limited=True) from exc
         results = []
         for row in rows or []:
             url = str(row.get("href") or row.get("url") or "")

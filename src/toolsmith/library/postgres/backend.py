@@ -86,6 +86,7 @@ class PgTx(Tx):
 
 class PostgresBackend(Backend):
     errors = (psycopg.Error,)
+    bugs = (psycopg.InterfaceError, psycopg.errors.SyntaxError)
     announces_changes = True
 
     def __init__(self, location: LibraryLocation) -> None:
@@ -155,9 +156,11 @@ class PostgresBackend(Backend):
             self._writing = False
 
     def translate(self, exc: BaseException) -> Exception:
-        diag = getattr(exc, "diag", None)
-        primary = (getattr(diag, "message_primary", None) or str(exc)).strip()
-        if primary.startswith("toolsmith:"):
+        assert isinstance(exc, psycopg.Error)
+        primary = (exc.diag.message_primary or str(exc)).strip()
+        if isinstance(exc, psycopg.errors.RaiseException):
+            # SQLSTATE P0001, a PL/pgSQL RAISE EXCEPTION: only the schema's triggers raise
+            # it, with "toolsmith: <the rule>"; the rule is what the user reads.
             return ImmutableVersionError(primary.removeprefix("toolsmith:").strip())
         if isinstance(exc, psycopg.OperationalError):
             return LibraryUnavailableError(self.location.display, self._scrub(exc))
