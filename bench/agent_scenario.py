@@ -390,15 +390,15 @@ def _old_generality(tree: Any, test_args: dict[str, Any], parameters: Any = None
 @contextlib.contextmanager
 def behaviour(new: bool) -> Iterator[None]:
     """Switch the #10 rules that are code rather than settings off for a block."""
-    saved = (code_interpreter.judge, gate_module.find_hardcoded_test_values, create_tool.task_arguments)
+    saved = (code_interpreter.judge, gate_module.find_hardcoded_test_values, create_tool.task_values_match)
     if not new:
         code_interpreter.judge = _old_judge  # type: ignore[assignment]
         gate_module.find_hardcoded_test_values = _old_generality
-        create_tool.task_arguments = lambda task, args: False  # type: ignore[assignment]
+        create_tool.task_values_match = lambda task, args: False  # type: ignore[assignment]
     try:
         yield
     finally:
-        code_interpreter.judge, gate_module.find_hardcoded_test_values, create_tool.task_arguments = saved
+        code_interpreter.judge, gate_module.find_hardcoded_test_values, create_tool.task_values_match = saved
 
 
 # -- running it ------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import pytest
 
 from agent_helpers import VERIFY, answer_from_tool, create_days_tool, evolve_script, last_tool_result, rig
 from toolsmith.agent import prompts
-from toolsmith.agent.metatools.create_tool import task_arguments
+from toolsmith.agent.metatools.task_values import task_values_match
 from toolsmith.agent.toolbox import RESULT_CHARS
 from toolsmith.calls import Origin
 from toolsmith.errors import ModelConfigError
@@ -288,10 +288,10 @@ def test_the_catalogue_is_bounded_and_left_out_above_its_size(tmp_path: Path) ->
 
 
 def test_create_tool_result_offers_its_test_output_when_it_used_the_task_arguments(tmp_path: Path) -> None:
-    assert task_arguments("days between 2020-01-01 and 2020-03-01", {"start": "2020-01-01", "end": "2020-03-01"})
-    assert not task_arguments("days between 2020-01-01 and 2020-03-01", {"start": "2021-01-01", "end": "2020-03-01"})
-    assert task_arguments("Write 5000 seconds in words", {"seconds": 5000, "full": True})
-    assert not task_arguments("anything", {})
+    assert task_values_match("days between 2020-01-01 and 2020-03-01", {"start": "2020-01-01", "end": "2020-03-01"})
+    assert not task_values_match("days between 2020-01-01 and 2020-03-01", {"start": "2021-01-01", "end": "2020-03-01"})
+    assert task_values_match("Write 5000 seconds in words", {"seconds": 5000, "full": True})
+    assert not task_values_match("anything", {})
     with rig(tmp_path) as r:
         r.model.add(*evolve_script())
         r.agent().run_task("days between 2020-01-01 and 2020-03-01")

@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from toolsmith.agent.context import TaskContext
+from toolsmith.agent.metatools.task_values import task_values_match
 from toolsmith.calls import Outcome
 from toolsmith.errors import ToolNotFoundError
 from toolsmith.library import Status, ToolVersion
@@ -137,23 +138,20 @@ def _refused(error: str, **data: Any) -> Outcome:
 
 
 def _stored_note(ctx: TaskContext, stored: ToolVersion) -> str:
-    """What to do next: answer from the test run when it used the task's own arguments."""
-    if task_arguments(ctx.task, stored.spec.test_args):
+    """What to do next, in words that are true whatever the test arguments were: answer from
+    the test run when the task states every test value; otherwise let the model judge."""
+    args = json.dumps(stored.spec.test_args, ensure_ascii=False, default=str)
+    if task_values_match(ctx.task, stored.spec.test_args):
         return (
-            f"{stored.ref} passed the gate and is stored. Its test run used this task's own arguments, "
-            "so test_result is the tool's real output for the task: answer from it (no need to call "
-            "the tool again)."
+            f"{stored.ref} passed the gate and is stored. Its test run used this task's own arguments "
+            f"({args}), so test_result is the tool's real output for the task: answer from it (no need "
+            "to call the tool again)."
         )
-    return f"{stored.ref} passed the gate and is stored. Call it now with the task's arguments."
-
-
-def task_arguments(task: str, test_args: dict[str, Any]) -> bool:
-    """Whether every test argument's value appears in the task text (so the test run answered it)."""
-    values = [v for v in test_args.values() if v is not None and not isinstance(v, bool)]
-    if not values:
-        return False
-    folded = " ".join(task.lower().split())
-    return all(isinstance(v, (str, int, float)) and str(v).strip().lower() in folded for v in values)
+    return (
+        f"{stored.ref} passed the gate and is stored. Its test run used {args}. If those are this task's "
+        "own arguments, test_result is the tool's real output for the task: answer from it. If not, call "
+        f"{stored.name} with the task's arguments."
+    )
 
 
 def _spec(ctx: TaskContext, args: dict[str, Any]) -> ToolSpec:
