@@ -93,8 +93,8 @@ class _Facts:
         iso = _ISO_VALUE.match(value.strip())
         if iso:
             day = _date(iso.group(1), iso.group(2), iso.group(3))
-            clock = (int(iso.group(4)), int(iso.group(5))) if iso.group(4) else None
-            return day in self.dates and (clock is None or clock in self.times)
+            at = (int(iso.group(4)), int(iso.group(5))) if iso.group(4) else None
+            return day in self.dates and (at is None or at in self.times)
         clock = re.fullmatch(r"(\d{1,2}):(\d{2})(?::\d{2})?", value.strip())
         if clock:
             return (int(clock.group(1)), int(clock.group(2))) in self.times
