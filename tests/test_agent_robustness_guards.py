@@ -9,6 +9,7 @@ import pytest
 
 from agent_helpers import VERIFY, answer_from_tool, evolve_script, rig
 from toolsmith.agent import guards
+from toolsmith.events import GuardFired, GuardHook
 from toolsmith.testing import final, last_tool_result, reply, tool_call
 
 TASK = "How many days between 2020-01-01 and 2020-03-01?"
@@ -128,17 +129,25 @@ def test_a_bare_number_for_a_chinese_task_is_accepted_after_one_reminder(tmp_pat
 
 
 @pytest.mark.slow
-def test_ignoring_the_pre_retrieval_hit_is_reminded_once_then_allowed(tmp_path: Path) -> None:
+def test_passing_over_a_strong_hit_runs_the_search_and_names_the_hit_once(tmp_path: Path) -> None:
+    """The model saw the hit and chose the web: its call runs (no call is spent on a refusal),
+    and the untried strong hit is named in the first result only."""
     search = tool_call("web_search", {"query": "date library"})
     with rig(tmp_path) as r:
         _evolved(r)
         r.model.add(reply(search), reply(search), final("I will not answer."))
         r.agent().run_task(REUSE, index=1)
-        assert r.guards() == ["reuse_first"] and r.web.searches == ["date library"]
+        assert r.guards() == ["reuse_first"] and r.web.searches == ["date library", "date library"]
+        fired = r.of_type("guard_fired")[0]
+        assert isinstance(fired, GuardFired) and fired.hook is GuardHook.AFTER_RESULT
+        first, second = [e.message for e in r.of_type("tool_result") if e.name == "web_search"]
+        assert "days_between" in first["intervention"] and "intervention" not in second
+        assert first["ok"] and "guard" not in first  # it ran: not a refusal
 
 
 @pytest.mark.slow
-def test_web_search_after_a_successful_reuse_is_reminded_once(tmp_path: Path) -> None:
+def test_web_search_after_a_successful_reuse_runs_without_a_word(tmp_path: Path) -> None:
+    """A stored tool answered part of the task; the model may need the web for the rest."""
     with rig(tmp_path) as r:
         _evolved(r)
         r.model.add(
@@ -150,9 +159,17 @@ def test_web_search_after_a_successful_reuse_is_reminded_once(tmp_path: Path) ->
             ),
         )
         result = r.agent().run_task(REUSE, index=1)
-        assert r.guards() == ["reuse_first"] and r.web.searches == []
-        assert "already returned a result" in next(e.message for e in r.of_type("guard_fired"))
+        assert r.guards() == [] and r.web.searches == ["days in 2021"]
         assert result.answer.startswith("364 days")
+
+
+def test_building_before_any_search_of_the_library_is_refused(tmp_path: Path) -> None:
+    with rig(tmp_path) as r:
+        r.model.add(reply(tool_call("web_search", {"query": "date library"})), final("ok"))
+        r.agent(pre_retrieval=False).run_task("days between 2020-01-01 and 2020-03-01")
+        refused = next(e for e in r.of_type("tool_result") if e.name == "web_search")
+        assert refused.outcome.refusal is not None and refused.outcome.refusal.guard == "reuse_first"
+        assert r.web.searches == []
 
 
 def test_the_nudge_offers_an_honest_way_out(tmp_path: Path) -> None:

@@ -1,8 +1,10 @@
-"""``reuse_first``: no ``web_search`` or ``create_tool`` before ``search_tools``.
+"""``reuse_first``: no ``web_search`` or ``create_tool`` before the library was searched.
 
-After a search, one reminder more: when search found tools that were never tried, or
-when a stored tool already answered, the first ``web_search`` is refused with that
-news; asked again, it runs.
+A task whose library was never searched (pre-retrieval off, and no ``search_tools`` yet)
+has its first building call refused: a stored tool may already do the task. Once the
+model has seen what search found, choosing the web is its judgement to make, and a
+refusal only spends a call (most hits it passes over share a word with the task, no
+more). So the call runs, and a strong hit it has not tried is named in the result.
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ from typing import ClassVar
 
 from toolsmith.agent.context import TaskContext
 from toolsmith.agent.guards.base import Guard
-from toolsmith.calls import Call
+from toolsmith.calls import Call, Outcome
 
 _BUILDING = ("web_search", "create_tool")
+STRONG_MATCH = 0.6  # the share of the task's words a hit covers before it is worth a word
 
 
 @dataclass
@@ -36,26 +39,21 @@ class ReuseFirst(Guard[ReuseState]):
                 f"{call.name} refused: call search_tools first. A stored tool may already do this task, "
                 "and reusing it is cheaper and already verified."
             )
+        return None
+
+    def after_result(self, ctx: TaskContext, call: Call, outcome: Outcome) -> str | None:
         state = self.state(ctx)
         if call.name != "web_search" or state.reminded:
             return None
-        message = _untried_or_answered(ctx)
-        state.reminded = message is not None
-        return message
-
-
-def _untried_or_answered(ctx: TaskContext) -> str | None:
-    created = {t.name for t in ctx.created}
-    answered = sorted({a.name for a in ctx.library_calls if a.ok and a.name not in created})
-    if answered:
-        return (
-            f"{', '.join(answered)} already returned a result in this task: answer from it. If it "
-            "does not cover the task, call web_search again and it will run."
+        untried = sorted(
+            name
+            for name, match in ctx.search_matches.items()
+            if match >= STRONG_MATCH and name in ctx.unlocked and not ctx.called(name)
         )
-    untried = sorted(h for h in ctx.search_hits if h in ctx.unlocked and not ctx.called(h))
-    if untried and not ctx.library_calls:
+        if not untried or ctx.library_calls:
+            return None
+        state.reminded = True
         return (
-            f"search_tools found {', '.join(untried)}, which you have not tried. If one fits the "
-            "task, call it now. If none fits, call web_search again and it will run."
+            f"search_tools found {', '.join(untried)}, which closely matches the task and which you have "
+            "not tried. If it fits, call it rather than building a new tool."
         )
-    return None

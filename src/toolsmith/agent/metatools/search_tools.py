@@ -41,7 +41,8 @@ def handle(ctx: TaskContext, args: dict[str, Any]) -> Outcome:
     ctx.last_hits = list(hits)
     for hit in hits:
         ctx.unlock(hit.tool)
-        ctx.search_hits.add(hit.tool.name)
+        match = hit.match if hit.match is not None else 0.0
+        ctx.search_matches[hit.tool.name] = max(match, ctx.search_matches.get(hit.tool.name, 0.0))
     if not hits:
         return Outcome.success(
             {"results": []},
