@@ -79,6 +79,16 @@ def test_an_honest_failure_without_numbers_is_not_reminded(tmp_path: Path) -> No
         ("1.2万", "12000", []),  # rescaled (CJK ten-thousands)
         ("up 5.0%", "105 100", []),  # a percentage change of two numbers
         ("version 2024", "2023", ["2024"]),
+        # issue 18: derived numbers, decimal commas and numbers that are part of a name
+        ("236.59 mL per cup", "709.76 mL for 3 cups", []),  # a quotient, rounded as the answer rounds it
+        ("1419.52 mL for 2 jugs", "709.76\n2 jugs", []),  # a product of a tool number and one of the task
+        ("Das sind 42,1648128 Kilometer.", '{"km": 42.1648128}', []),  # a decimal comma is one number
+        ("Das sind 42,17 Kilometer.", '{"km": 42.1648128}', []),
+        ("Das sind 41,17 Kilometer.", '{"km": 42.1648128}', ["41,17"]),
+        ("in ISO 8601 form: 2026-03-20", '{"date": "2026-03-20"}', []),  # a standard's name is no claim
+        ("UTF-8, CO2, RFC 3339, WGS 84", "", []),
+        ("USD 150", '{"days": 60}', ["150"]),  # a currency code is not a name: this is a claim
+        ("２３６．５９ mL", "709.76 and 3", []),  # full-width digits
     ],
 )
 def test_ungrounded_numbers(answer: str, evidence: str, unbacked: list[str]) -> None:
