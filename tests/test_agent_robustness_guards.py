@@ -238,3 +238,19 @@ def test_a_model_error_mid_task_keeps_what_was_done(tmp_path: Path) -> None:
         assert result.status == "error" and "400" in (result.error or "")
         assert [a.name for a in result.actions] == ["search_tools", "code_interpreter"]
         assert result.messages[-1]["role"] == "tool"
+
+
+def test_an_honest_answer_after_a_run_that_only_diagnosed_failure_is_not_pushed_to_store_a_tool(tmp_path: Path) -> None:
+    """Issue 18: the run printed the library's version and its DNS failures; that verified
+    nothing, so the honest answer stands and no nudge asks to store a tool that never worked."""
+    code = (
+        "print('yfinance 1.7.0')\n"
+        "print(\"fast_info error: DNSError('Could not resolve host: query2.finance.example')\")\n"
+    )
+    honest = "I cannot give NVIDIA's live price: no market data source is reachable from the sandbox."
+    with rig(tmp_path) as r:
+        r.model.add(reply(tool_call("code_interpreter", {"code": code})), final(honest))
+        result = r.agent().run_task("What is NVIDIA's (NVDA) stock price right now?")
+        ran = next(e for e in r.of_type("tool_result") if e.name == "code_interpreter")
+    assert ran.message["verified"] is False and "does not count as verification" in ran.message["note"]
+    assert r.guards() == [] and result.answer == honest and result.model_calls == 2

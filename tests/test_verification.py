@@ -31,6 +31,11 @@ AttributeError: module 'ephem' has no attribute 'next_full_moon'
         "ERROR: 404 Client Error: Not Found for url: https://x.example/a\n",
         "failed: connection refused\n",
         "DeprecationWarning: use the new API\n",
+        # issue 18: a diagnosis of failure, with the version it imported, verifies nothing
+        "yfinance 1.7.0\nfast_info error: DNSError('Could not resolve host: q.example')\n"
+        "history error: TypeError(\"argument of type 'NoneType' is not iterable\")\n",
+        "FAIL https://q.example/a URLError(gaierror(-2, 'Name or service not known'))\n",
+        "quote failed: timeout\nholidays version: 0.62\n",
     ],
 )
 def test_errors_tracebacks_and_empty_values_do_not_verify(stdout: str) -> None:
@@ -48,6 +53,8 @@ def test_errors_tracebacks_and_empty_values_do_not_verify(stdout: str) -> None:
         (TRACEBACK + "fallback result: 42\n", "fallback result: 42"),
         ("UserWarning: slow path\n3.785411784 l\n", "3.785411784 l"),
         ("error rate in the sample: 0.3\n", "error rate in the sample: 0.3"),
+        ("pint 0.25.3\n85 meter ** 2 = 914.93 foot ** 2\n", "85 meter ** 2 = 914.93 foot ** 2"),
+        ("Standard error of the mean: 0.12\n", "Standard error of the mean: 0.12"),
     ],
 )
 def test_real_data_verifies_and_keeps_only_the_data_lines(stdout: str, evidence: str) -> None:
