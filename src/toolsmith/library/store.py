@@ -465,12 +465,26 @@ class ToolLibrary:
             stats = self.record_call(name, version, ok=ok, latency_ms=latency_ms, error=error)
             if ok or quarantine_after is None or stats.consecutive_failures < quarantine_after:
                 return stats, False
-            with self._write() as tx:
-                row = version_row(tx, name, version)
-                if status_of(row) is not Status.ACTIVE:
-                    return stats, False  # pending, retired or already quarantined: nothing served to hide
-                why = reason or f"{stats.consecutive_failures} consecutive failures; last: {error or 'unknown error'}"
-                if len(why) > _MAX_REASON_CHARS:
-                    why = why[: _MAX_REASON_CHARS - 1] + "…"
-                change_status(tx, row, Status.QUARANTINED, why, actor, action="quarantine")
-            return stats, True
+            return stats, self.quarantine_failing(name, version, stats=stats, error=error, actor=actor, reason=reason)
+
+    def quarantine_failing(
+        self, name: str, version: int, *, stats: UsageStats, error: str | None, actor: str, reason: str | None = None
+    ) -> bool:
+        """Quarantine a version for its failures in a row, if it is still active (whether it was)."""
+        with self._write() as tx:
+            row = version_row(tx, name, version)
+            if status_of(row) is not Status.ACTIVE:
+                return False  # pending, retired or already quarantined: nothing served to hide
+            why = reason or f"{stats.consecutive_failures} consecutive failures; last: {error or 'unknown error'}"
+            if len(why) > _MAX_REASON_CHARS:
+                why = why[: _MAX_REASON_CHARS - 1] + "…"
+            change_status(tx, row, Status.QUARANTINED, why, actor, action="quarantine")
+        return True
+
+    def keep_after_caller_failures(self, name: str, version: int, *, failures: int, actor: str, reason: str) -> None:
+        """A version failed ``failures`` times in a row, yet its own tests pass: the failures
+        were its callers' inputs. Its count starts again, and the audit trail says why it stayed."""
+        with self._write() as tx:
+            version_id = int(version_row(tx, name, version)["id"])
+            tx.execute("UPDATE stats SET consecutive_failures = 0 WHERE version_id = ?", (version_id,))
+            audit(tx, actor, "kept", name, version, reason[:_MAX_REASON_CHARS], {"consecutive_failures": failures})
