@@ -39,6 +39,10 @@ STATED = [
     ("Write 1,234,567 in French words.", {"number": 1234567}),
     ("１２３ 加 ４５６ 等于多少？", {"a": 123, "b": 456}),
     ("把“西安大学”转成拼音", {"text": "西安大学"}),
+    # Chinese numerals and the lunar calendar's names for its months and days
+    ("农历2030年八月十五（中秋节）是公历哪一天？", {"year": 2030, "month": 8, "day": 15}),
+    ("2031年农历正月初一是公历哪天？", {"year": 2031, "month": 1, "day": 1}),
+    ("二〇二六年有多少个工作日？", {"year": 2026}),
 ]
 
 OPEN = [
@@ -56,6 +60,7 @@ OPEN = [
     ("the first full moon after 1 September 2026", {"after": "2026-09-02"}),
     ("Is 'de' a word?", {"country": "DE", "text": "included"}),
     ("anything", {}),
+    ("这一样吗？", {"n": 1}),  # a numeral inside a word is no number
 ]
 
 

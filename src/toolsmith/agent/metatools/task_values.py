@@ -63,7 +63,7 @@ def task_values_match(task: str, test_args: dict[str, Any]) -> bool:
     values = [v for v in test_args.values() if v is not None and not isinstance(v, bool)]
     if not values:
         return False
-    text = " ".join(task.translate(_FULLWIDTH).split())
+    text = _arabic(" ".join(task.translate(_FULLWIDTH).split()))
     facts = _Facts(text)
     return all(facts.states(value) for value in values)
 
@@ -100,6 +100,39 @@ class _Facts:
             return (int(clock.group(1)), int(clock.group(2))) in self.times
         number = _as_number(value.strip())
         return number is not None and number in self.numbers
+
+
+_CJK_DIGITS = dict(zip("〇零一二两三四五六七八九", (0, 0, 1, 2, 2, 3, 4, 5, 6, 7, 8, 9), strict=True))
+_CJK_UNITS = {"十": 10, "百": 100, "千": 1000}
+# A run of numerals that is a number: two or more of them, or one before a unit of time or count.
+_CJK_NUMBER = re.compile(
+    r"[〇零一二两三四五六七八九十百千]{2,}|[〇零一二两三四五六七八九十](?=[年月日号點点时時分秒个天周])"
+)
+
+
+_LUNAR_NAMES = (("正月", "一月"), ("冬月", "十一月"), ("腊月", "十二月"), ("臘月", "十二月"))
+
+
+def _arabic(text: str) -> str:
+    """Chinese numerals as digits: 八月十五 is 8月15, 二〇三〇年 is 2030年, 二十三 is 23, and
+    the lunar calendar's names for months and days, 正月初一, are 1月1."""
+    for name, plain in _LUNAR_NAMES:
+        text = text.replace(name, plain)
+    text = re.sub(r"初([一二三四五六七八九十])(?![十])", r"\1日", text)
+    return _CJK_NUMBER.sub(lambda m: str(_cjk_value(m.group())), text)
+
+
+def _cjk_value(run: str) -> int:
+    if not any(ch in _CJK_UNITS for ch in run):
+        return int("".join(str(_CJK_DIGITS[ch]) for ch in run))  # read digit by digit: 二〇三〇
+    total, digit = 0, 0
+    for ch in run:
+        if ch in _CJK_UNITS:
+            total += (digit or 1) * _CJK_UNITS[ch]  # 十五: a bare 十 is ten
+            digit = 0
+        else:
+            digit = _CJK_DIGITS[ch]
+    return total + digit
 
 
 def _stated(literal: str, text: str) -> bool:
