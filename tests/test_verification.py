@@ -55,6 +55,8 @@ def test_errors_tracebacks_and_empty_values_do_not_verify(stdout: str) -> None:
         ("error rate in the sample: 0.3\n", "error rate in the sample: 0.3"),
         ("pint 0.25.3\n85 meter ** 2 = 914.93 foot ** 2\n", "85 meter ** 2 = 914.93 foot ** 2"),
         ("Standard error of the mean: 0.12\n", "Standard error of the mean: 0.12"),
+        ("16.1\n", "16.1"),  # a bare decimal is data, not a version line
+        ("1.2.3\n", "1.2.3"),
     ],
 )
 def test_real_data_verifies_and_keeps_only_the_data_lines(stdout: str, evidence: str) -> None:

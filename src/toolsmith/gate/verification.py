@@ -39,7 +39,7 @@ _FAILURE_WORDS = re.compile(
     re.IGNORECASE,
 )
 # A line that only says which version of a package is installed: the import works, nothing more.
-_VERSION_LINE = re.compile(r"^[\w.\-]+(?:\s+version)?\s*[:=]?\s*v?\d+(?:\.\d+)+\S*$", re.IGNORECASE)
+_VERSION_LINE = re.compile(r"^[a-z][\w.\-]*(?:\s+version)?(?:\s*[:=]\s*|\s+)v?\d+(?:\.\d+)+\S*$", re.IGNORECASE)
 _EMPTY_VALUES = frozenset({"none", "null", "nan", "[]", "{}", "()", "''", '""', "set()"})
 
 
