@@ -36,6 +36,7 @@ from toolsmith.errors import ReviewError
 from toolsmith.library import Status, ToolLibrary, ToolVersion, user_actor
 from toolsmith.sandbox import Sandbox
 from toolsmith.service import review as rv
+from toolsmith.service import rollback
 
 ReasonOption = typer.Option(None, "--reason", help="Why (kept in the audit trail); a default is recorded otherwise.")
 # typer >= 0.20 raises its own Abort at the end of input; older releases raise click's.
@@ -250,9 +251,10 @@ def health_command(
         else:
             tools = library.with_status(Status.ACTIVE)
         sandbox = _sandbox(settings)
+        after = rollback.hook(settings, library=library, runner=sandbox, actor=user_actor())
         results = [
             rv.health_check(t, library=library, runner=sandbox, actor=user_actor(),
-                            quarantine_failing=quarantine_failing)
+                            quarantine_failing=quarantine_failing, on_quarantine=after)
             for t in tools
         ]  # fmt: skip
     passed = sum(r.ok for r in results)
@@ -281,6 +283,8 @@ def _print_health(results: list[rv.HealthCheck]) -> None:
     for r in results:
         result = Text("pass", style="green") if r.ok else Text("FAIL", style="red")
         status = r.tool.status.value + (" (now)" if r.quarantined else "")
+        if r.rolled_back_to is not None:
+            status += f"; v{r.rolled_back_to} served again"
         table.add_row(Text(r.tool.ref), status, result, f"{r.latency_ms:.0f}", Text(short(r.error or "", 120)))
     Console(highlight=False).print(table)
     failed = [r for r in results if not r.ok]

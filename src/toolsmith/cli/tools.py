@@ -21,6 +21,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from toolsmith.cli import call as call_cmd
 from toolsmith.cli import review
 from toolsmith.cli.common import (
     EXIT_FAILED,
@@ -335,5 +336,6 @@ def _print_import(report: ImportReport) -> None:
     typer.echo(f"Signature: {report.signature.describe()}.")
 
 
-# review, approve, reject, quarantine, test and sync live in their own module.
+# review, approve, reject, quarantine, test and sync live in their own module, as does call.
 review.register(app)
+app.command("call")(call_cmd.call)

@@ -386,6 +386,32 @@ class ToolLibrary:
             change_status(tx, row, status, reason, actor, action=action)
             return fetch(tx, name, version)
 
+    def serve_again(
+        self, name: str, version: int, *, reason: str, actor: str, details: dict[str, Any]
+    ) -> ToolVersion | None:
+        """Serve a retired version again (a rollback), audited as ``rollback`` with ``details``.
+
+        Only while the tool serves nothing and the version is still retired, checked in the
+        same transaction as the change, so a person's decision meanwhile is never undone.
+        Returns the version now served, or None when the state had moved on.
+        """
+        with self._write() as tx:
+            current = tx.execute("SELECT active_version FROM tools WHERE name = ?", (name,)).fetchone()
+            if current is None or current[0] is not None:
+                return None
+            row = version_row(tx, name, version)
+            if status_of(row) is not Status.RETIRED:
+                return None
+            change_status(tx, row, Status.ACTIVE, reason, actor, action="rollback", details=details)
+            return fetch(tx, name, version)
+
+    def note(
+        self, name: str, version: int | None, *, action: str, reason: str, actor: str, details: dict[str, Any]
+    ) -> None:
+        """Append an audit entry that changes no state (a rollback that was considered and declined)."""
+        with self._write() as tx:
+            audit(tx, actor, action, name, version, reason, details)
+
     def retire(self, name: str, *, reason: str, actor: str) -> None:
         """Retire every live version of a tool (``tools rm``); history and audit stay."""
         with self._write() as tx:

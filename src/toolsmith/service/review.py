@@ -31,7 +31,7 @@ from toolsmith.library import testcases as tooltests
 from toolsmith.packages.env import SyncReport
 from toolsmith.packages.index import normalize_name
 from toolsmith.sandbox import ToolRunner
-from toolsmith.service.toolcall import StoredCall, call_stored_tool
+from toolsmith.service.toolcall import QuarantineHook, StoredCall, call_stored_tool
 
 APPROVE, REJECT, QUARANTINE = "approve", "reject", "quarantine"
 DEFAULT_REASONS = {
@@ -261,9 +261,11 @@ class HealthCheck:
     value: Any = None
     quarantined: bool = False
     note: str | None = None
+    rolled_back_to: int | None = None  # the parent served again after this check's quarantine
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "rolled_back_to": self.rolled_back_to,
             "note": self.note,
             "name": self.tool.name,
             "version": self.tool.version,
@@ -284,6 +286,7 @@ def health_check(
     runner: ToolRunner,
     actor: str,
     quarantine_failing: bool = False,
+    on_quarantine: QuarantineHook | None = None,
 ) -> HealthCheck:
     """Re-run ``run(**test_args)`` in the sandbox, record it as a call, optionally quarantine.
 
@@ -293,7 +296,8 @@ def health_check(
     quarantines on its own count of failures in a row: whether it changes a tool's state
     is the ``quarantine_failing`` flag's call, and then only for the tool's own failure.
     A failure that is the machine's (no sandbox, packages not installable here) is not
-    recorded and never quarantines: it says nothing about the tool.
+    recorded and never quarantines: it says nothing about the tool. ``on_quarantine`` runs
+    after a quarantine (the rollback hook).
     """
     call = call_stored_tool(
         tool,
@@ -304,14 +308,22 @@ def health_check(
         quarantine_after=1 if quarantine_failing else None,
         require_data=True,
         reason="tools test failed",
+        on_quarantine=on_quarantine,
     )
     outcome = call.run
     if outcome.ok and tool.spec.tests:
-        failed = _failed_case(tool, library=library, runner=runner, actor=actor, quarantine_failing=quarantine_failing)
+        failed = _failed_case(
+            tool, library=library, runner=runner, actor=actor, quarantine_failing=quarantine_failing,
+            on_quarantine=on_quarantine,
+        )  # fmt: skip
         if failed is not None:
             case_call, error, kind = failed
             outcome = replace(outcome, ok=False, error=error, error_type=kind)
-            call = replace(call, quarantined=call.quarantined or case_call.quarantined)
+            call = replace(
+                call,
+                quarantined=call.quarantined or case_call.quarantined,
+                rolled_back_to=call.rolled_back_to or case_call.rolled_back_to,
+            )
     note = None
     if outcome.error_type is FailureKind.INSTALL:
         note = "its packages could not be installed here; run `toolsmith tools sync` (not quarantined)"
@@ -326,11 +338,18 @@ def health_check(
         value=outcome.value if outcome.ok else None,
         quarantined=call.quarantined,
         note=note,
+        rolled_back_to=call.rolled_back_to,
     )
 
 
 def _failed_case(
-    tool: ToolVersion, *, library: ToolLibrary, runner: ToolRunner, actor: str, quarantine_failing: bool
+    tool: ToolVersion,
+    *,
+    library: ToolLibrary,
+    runner: ToolRunner,
+    actor: str,
+    quarantine_failing: bool,
+    on_quarantine: QuarantineHook | None,
 ) -> tuple[StoredCall, str, FailureKind] | None:
     """Run the tool's further test cases (each recorded as a call): the first failure, or None.
 
@@ -346,6 +365,7 @@ def _failed_case(
             actor=actor,
             quarantine_after=1 if quarantine_failing else None,
             reason="tools test failed",
+            on_quarantine=on_quarantine,
         )
         if not call.run.ok:
             kind = call.run.error_type or FailureKind.EXCEPTION

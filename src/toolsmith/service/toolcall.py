@@ -14,13 +14,16 @@ Whoever calls, a call goes the same way, so a tool is judged the same wherever i
 4. **health**: a run that says something about the tool (not the machine's failure,
    not the caller's) is recorded as a call of that version;
 5. **quarantine**: when a caller's policy says so, in the same transaction as that
-   record (:meth:`~toolsmith.library.ToolLibrary.record_call_and_quarantine`).
+   record (:meth:`~toolsmith.library.ToolLibrary.record_call_and_quarantine`);
+6. **after a quarantine**: the caller's ``on_quarantine`` hook, if any (the rollback of
+   :mod:`toolsmith.service.rollback` serves the parent again when it still passes its tests).
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,6 +83,7 @@ class StoredCall:
     stats: UsageStats
     latency_ms: float
     quarantined: bool = False
+    rolled_back_to: int | None = None  # the version served again after this call's quarantine
 
     @property
     def recorded(self) -> bool:
@@ -98,7 +102,13 @@ class StoredCall:
             data["traceback"] = run.traceback[-TRACEBACK_CHARS:]
         if self.quarantined:
             data["quarantined"] = True
+        if self.rolled_back_to is not None:
+            data["now_served"] = f"{tool.name}@{self.rolled_back_to}"
         return Outcome.failed(run.error or "the tool failed", run.error_type or FailureKind.EXCEPTION, data=data)
+
+
+# What a caller runs after one of its calls quarantined a version (see call_stored_tool).
+QuarantineHook = Callable[[StoredCall], StoredCall]
 
 
 def call_stored_tool(
@@ -112,6 +122,7 @@ def call_stored_tool(
     require_data: bool = False,
     reason: str | None = None,
     warm: bool = False,
+    on_quarantine: QuarantineHook | None = None,
 ) -> StoredCall:
     """Check the arguments, run the tool, record its health, and quarantine by policy.
 
@@ -119,7 +130,8 @@ def call_stored_tool(
     active version (``None``: this caller never quarantines). ``require_data`` makes an
     empty value a failure, as in a test run. ``reason`` replaces the audit reason of a
     quarantine. A failure that is the caller's or the machine's leaves the health
-    record alone, whatever the policy. ``warm``: see :func:`execute`.
+    record alone, whatever the policy. ``warm``: see :func:`execute`. ``on_quarantine``
+    runs after this call quarantined the version, and its answer is returned.
     """
     coerced, problems = prepare_arguments(tool.spec.parameters, args)
     if problems:
@@ -148,7 +160,8 @@ def call_stored_tool(
         actor=actor,
         reason=f"{reason}: {outcome.error}" if reason else None,
     )
-    return StoredCall(tool=tool, run=outcome, stats=stats, latency_ms=latency_ms, quarantined=quarantined)
+    call = StoredCall(tool=tool, run=outcome, stats=stats, latency_ms=latency_ms, quarantined=quarantined)
+    return on_quarantine(call) if quarantined and on_quarantine is not None else call
 
 
 def source_line(tool: ToolVersion) -> str:
