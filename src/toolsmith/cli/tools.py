@@ -37,6 +37,7 @@ from toolsmith.cli.common import (
 from toolsmith.config import Settings
 from toolsmith.library import Status, ToolLibrary, ToolVersion, signing, user_actor
 from toolsmith.library.bundle import ImportReport, Validator, export_tools, import_tools, verify_bundle
+from toolsmith.service import rollback
 
 app = typer.Typer(
     help="Inspect, search, remove, export and import the tools in the library.",
@@ -101,8 +102,11 @@ def show(
     name, version = parse_ref(ref, as_json)
     with open_library(as_json) as library:
         tool = library.get(name, version)
+        rolled = rollback.last_rollback(library, name)
+    if rolled is not None and tool.version not in (rolled.to_version, rolled.from_version):
+        rolled = None
     if as_json:
-        emit_json(tool.to_dict(include_code=True))
+        emit_json({**tool.to_dict(include_code=True), "rollback": rolled.to_dict() if rolled else None})
         return
     console = Console(highlight=False)
     table = Table(show_header=False, title=tool.ref, title_justify="left")
@@ -110,6 +114,8 @@ def show(
     table.add_column("value")
     for key, value in _show_rows(tool):
         table.add_row(key, Text(value))
+    if rolled is not None:
+        table.add_row("rollback", Text(rolled.line()))
     console.print(table)
     if code:
         console.print(Syntax(tool.spec.code, "python", line_numbers=True, word_wrap=True))

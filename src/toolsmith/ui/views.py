@@ -21,6 +21,7 @@ from pygments.lexers import DiffLexer, PythonLexer
 
 from toolsmith.library import AuditEntry, Status, ToolLibrary, ToolVersion
 from toolsmith.service import review as rv
+from toolsmith.service.rollback import RollbackInfo, last_rollback
 from toolsmith.ui import charts
 from toolsmith.ui.runs import Run, RunTask
 
@@ -84,6 +85,7 @@ class ToolView:
     health_versions: Markup
     health_days: Markup
     used_in: list[tuple[Run, RunTask, int, int]]  # run, task, calls, failed calls (newest first)
+    rollback: RollbackInfo | None = None  # the rollback behind the served version, on its page and the broken one's
 
 
 def tool_view(library: ToolLibrary, name: str, version: int | None, runs: list[Run]) -> ToolView:
@@ -92,6 +94,9 @@ def tool_view(library: ToolLibrary, name: str, version: int | None, runs: list[R
     history = library.history(name)
     previous = rv.previous_version(library, tool)
     diff = rv.review_diff(previous, tool)
+    rolled = last_rollback(library, name)
+    if rolled is not None and tool.version not in (rolled.to_version, rolled.from_version):
+        rolled = None
     return ToolView(
         tool=tool,
         history=list(reversed(history)),
@@ -107,6 +112,7 @@ def tool_view(library: ToolLibrary, name: str, version: int | None, runs: list[R
         health_versions=_health_by_version(history),
         health_days=_health_by_day(name, runs),
         used_in=_used_in(name, runs),
+        rollback=rolled,
     )
 
 
