@@ -37,7 +37,7 @@ from toolsmith.cli.common import (
 from toolsmith.config import Settings
 from toolsmith.library import Status, ToolLibrary, ToolVersion, signing, user_actor
 from toolsmith.library.bundle import ImportReport, Validator, export_tools, import_tools, verify_bundle
-from toolsmith.service import rollback
+from toolsmith.service import evidence, rollback
 
 app = typer.Typer(
     help="Inspect, search, remove, export and import the tools in the library.",
@@ -103,10 +103,12 @@ def show(
     with open_library(as_json) as library:
         tool = library.get(name, version)
         rolled = rollback.last_rollback(library, name)
+        proofs = library.evidence(name, tool.version)
     if rolled is not None and tool.version not in (rolled.to_version, rolled.from_version):
         rolled = None
     if as_json:
-        emit_json({**tool.to_dict(include_code=True), "rollback": rolled.to_dict() if rolled else None})
+        extra = {"rollback": rolled.to_dict() if rolled else None, "evidence": [e.to_dict() for e in proofs]}
+        emit_json({**tool.to_dict(include_code=True), **extra})
         return
     console = Console(highlight=False)
     table = Table(show_header=False, title=tool.ref, title_justify="left")
@@ -116,6 +118,8 @@ def show(
         table.add_row(key, Text(value))
     if rolled is not None:
         table.add_row("rollback", Text(rolled.line()))
+    for proof in proofs:
+        table.add_row("evidence", Text(evidence.describe(proof)))
     console.print(table)
     if code:
         console.print(Syntax(tool.spec.code, "python", line_numbers=True, word_wrap=True))

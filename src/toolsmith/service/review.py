@@ -31,6 +31,7 @@ from toolsmith.library import testcases as tooltests
 from toolsmith.packages.env import SyncReport
 from toolsmith.packages.index import normalize_name
 from toolsmith.sandbox import ToolRunner
+from toolsmith.service.evidence import Evidence, refusal
 from toolsmith.service.toolcall import QuarantineHook, StoredCall, call_stored_tool
 
 APPROVE, REJECT, QUARANTINE = "approve", "reject", "quarantine"
@@ -76,10 +77,20 @@ class Decision:
 
 
 def approve(
-    library: ToolLibrary, name: str, version: int | None = None, *, reason: str | None = None, actor: str
+    library: ToolLibrary,
+    name: str,
+    version: int | None = None,
+    *,
+    reason: str | None = None,
+    actor: str,
+    evidence: Evidence | None = None,
 ) -> Decision:
-    """Make a version active (default: the tool's newest pending one); the served one retires."""
-    return _decide(library, APPROVE, name, version, reason, actor)
+    """Make a version active (default: the tool's newest pending one); the served one retires.
+
+    ``evidence`` (see :mod:`toolsmith.service.evidence`) is recorded with the approval in
+    the same transaction; evidence of failing tests, or of another version, refuses it.
+    """
+    return _decide(library, APPROVE, name, version, reason, actor, evidence)
 
 
 def reject(
@@ -97,16 +108,39 @@ def quarantine(
 
 
 def decide(
-    library: ToolLibrary, action: str, name: str, version: int | None = None, *, reason: str | None = None, actor: str
+    library: ToolLibrary,
+    action: str,
+    name: str,
+    version: int | None = None,
+    *,
+    reason: str | None = None,
+    actor: str,
+    evidence: Evidence | None = None,
 ) -> Decision:
     """:func:`approve`, :func:`reject` or :func:`quarantine`, chosen by ``action``."""
     if action not in _TARGET:
         raise ReviewError(f"Unknown review action {action!r}; use one of {', '.join(_TARGET)}.", name=name)
-    return _decide(library, action, name, version, reason, actor)
+    return _decide(library, action, name, version, reason, actor, evidence)
+
+
+def target(library: ToolLibrary, action: str, name: str, version: int | None = None) -> ToolVersion:
+    """The version a decision would act on, refused now if its state does not allow ``action``.
+
+    For gathering evidence before an approval (the decision checks the state again)."""
+    tool = _target(library, action, name, version)
+    if tool.status not in _ACCEPTS[action]:
+        raise ReviewError(_wrong_state(action, tool), name=name, version=tool.version)
+    return tool
 
 
 def _decide(
-    library: ToolLibrary, action: str, name: str, version: int | None, reason: str | None, actor: str
+    library: ToolLibrary,
+    action: str,
+    name: str,
+    version: int | None,
+    reason: str | None,
+    actor: str,
+    evidence: Evidence | None = None,
 ) -> Decision:
     why = " ".join((reason or "").split()) or DEFAULT_REASONS[action]
     # One transaction: the state checked is the state changed, even with other processes.
@@ -114,10 +148,24 @@ def _decide(
         tool = _target(library, action, name, version)
         if tool.status not in _ACCEPTS[action]:
             raise ReviewError(_wrong_state(action, tool), name=name, version=tool.version)
+        if evidence is not None and action == APPROVE:
+            _record_evidence(library, tool, evidence, actor)
         served = library.served(name) if action == APPROVE else None
         after = library.set_status(name, tool.version, _TARGET[action], reason=why, actor=actor, action=action)
     superseded = served.version if served is not None and served.version != tool.version else None
     return Decision(action=action, tool=after, before=tool.status, reason=why, actor=actor, superseded=superseded)
+
+
+def _record_evidence(library: ToolLibrary, tool: ToolVersion, evidence: Evidence, actor: str) -> None:
+    if evidence.tool.hash != tool.hash:
+        raise ReviewError(
+            f"The evidence is for {evidence.tool.ref}, not {tool.ref}; gather it again.", name=tool.name,
+            version=tool.version,
+        )  # fmt: skip
+    problem = refusal(evidence)
+    if problem:
+        raise ReviewError(f"Cannot approve {tool.ref}: {problem}.", name=tool.name, version=tool.version)
+    library.add_evidence(tool.name, tool.version, hash=tool.hash, actor=actor, details=evidence.details())
 
 
 def _target(library: ToolLibrary, action: str, name: str, version: int | None) -> ToolVersion:
