@@ -159,3 +159,24 @@ def test_a_rollback_never_undoes_a_decision_made_meanwhile(library: ToolLibrary)
     # The rollback's own check-and-change finds v1 already served: it changes nothing.
     assert library.serve_again("days_between", 1, reason="r", actor="agent:s1", details={}) is None
     assert [e.action for e in library.audit_log("days_between")][-1] == "status"
+
+
+def test_tools_show_names_the_rollback(tmp_path: Path) -> None:
+    import json
+    import os
+
+    from cli_helpers import invoke
+
+    home = Path(os.environ["TOOLSMITH_HOME"])  # private per test (conftest)
+    with ToolLibrary(home / "library.db") as library:
+        two_versions(library, V1, BROKEN)
+        library.set_status("days_between", 2, Status.QUARANTINED, reason="fails", actor="agent:s")
+        library.serve_again("days_between", 1, reason="v2 fails its own tests; v1 passes its", actor="agent:s",
+                            details={"replaces": 2})  # fmt: skip
+    shown = invoke("show", "days_between", "--no-code")
+    assert "rollback" in shown.stdout and "v1 is served again since" in shown.stdout
+    assert "v2 was quarantined (v2 fails its own tests; v1 passes its)" in shown.stdout
+    data = json.loads(invoke("show", "days_between@2", "--json").stdout)
+    assert data["rollback"]["to_version"] == 1 and data["rollback"]["from_version"] == 2
+    audit = invoke("audit", "days_between")
+    assert "rollback" in audit.stdout and "retired -> active" in audit.stdout
