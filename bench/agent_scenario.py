@@ -223,17 +223,14 @@ def _old_note(ctx: Any, stored: Any) -> str:
 class _OldReuseFirst(ReuseFirst):
     """Before #18: after a search, the first web_search was refused while a hit was untried."""
 
+    limit = 1  # it reminded once; asked again, the call ran
+
     def before_call(self, ctx: Any, call: Any) -> str | None:
         refused = super().before_call(ctx, call)
-        state = self.state(ctx)
-        if refused or call.name != "web_search" or state.reminded:
+        if refused or call.name != "web_search" or ctx.library_calls:
             return refused
-        untried = sorted(n for n in ctx.search_matches if n in ctx.unlocked and not ctx.called(n))
-        state.reminded = bool(untried) and not ctx.library_calls
-        return f"search_tools found {', '.join(untried)}: try it first." if state.reminded else None
-
-    def after_result(self, ctx: Any, call: Any, outcome: Any) -> str | None:
-        return None
+        untried = sorted(n for n in ctx.search_hits if n in ctx.unlocked and not ctx.called(n))
+        return f"search_tools found {', '.join(untried)}: try it first." if untried else None
 
 
 def _old_backed(value: float, tolerance: float, pool: list[float], recent: list[float]) -> bool:

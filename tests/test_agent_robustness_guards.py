@@ -9,7 +9,6 @@ import pytest
 
 from agent_helpers import VERIFY, answer_from_tool, evolve_script, rig
 from toolsmith.agent import guards
-from toolsmith.events import GuardFired, GuardHook
 from toolsmith.testing import final, last_tool_result, reply, tool_call
 
 TASK = "How many days between 2020-01-01 and 2020-03-01?"
@@ -139,20 +138,17 @@ def test_a_bare_number_for_a_chinese_task_is_accepted_after_one_reminder(tmp_pat
 
 
 @pytest.mark.slow
-def test_passing_over_a_strong_hit_runs_the_search_and_names_the_hit_once(tmp_path: Path) -> None:
-    """The model saw the hit and chose the web: its call runs (no call is spent on a refusal),
-    and the untried strong hit is named in the first result only."""
+def test_passing_over_a_hit_runs_the_search_without_a_word(tmp_path: Path) -> None:
+    """The model saw the hit and chose the web: its call runs, and nothing is attached to it
+    (a real model passed over such hits rightly every time, and a reminder read like advice)."""
     search = tool_call("web_search", {"query": "date library"})
     with rig(tmp_path) as r:
         _evolved(r)
-        r.model.add(reply(search), reply(search), final("I will not answer."))
+        r.model.add(reply(search), final("I will not answer."))
         r.agent().run_task(REUSE, index=1)
-        assert r.guards() == ["reuse_first"] and r.web.searches == ["date library", "date library"]
-        fired = r.of_type("guard_fired")[0]
-        assert isinstance(fired, GuardFired) and fired.hook is GuardHook.AFTER_RESULT
-        first, second = [e.message for e in r.of_type("tool_result") if e.name == "web_search"]
-        assert "days_between" in first["intervention"] and "intervention" not in second
-        assert first["ok"] and "guard" not in first  # it ran: not a refusal
+        assert r.guards() == [] and r.web.searches == ["date library"]
+        first = next(e.message for e in r.of_type("tool_result") if e.name == "web_search")
+        assert first["ok"] and "guard" not in first and "intervention" not in first
 
 
 @pytest.mark.slow

@@ -57,11 +57,26 @@ def test_errors_tracebacks_and_empty_values_do_not_verify(stdout: str) -> None:
         ("Standard error of the mean: 0.12\n", "Standard error of the mean: 0.12"),
         ("16.1\n", "16.1"),  # a bare decimal is data, not a version line
         ("1.2.3\n", "1.2.3"),
+        ("example.com -> 93.184.216.34\n", "example.com -> 93.184.216.34"),  # alone: a DNS tool's answer
     ],
 )
 def test_real_data_verifies_and_keeps_only_the_data_lines(stdout: str, evidence: str) -> None:
     verdict = judge(True, stdout)
     assert verdict.verified and verdict.evidence == evidence
+
+
+@pytest.mark.parametrize(
+    "stdout",
+    [
+        # a network check: the hosts it could not resolve, and the one it could
+        "stooq.com -> DNS error: [Errno -2] Name or service not known\npypi.org -> 203.0.113.80\n"
+        "stooq request failed: URLError(gaierror(-2, 'Name or service not known'))\n",
+        "query1.finance.example: not reachable\nindex.example: reachable\n",
+    ],
+)
+def test_a_network_check_beside_its_failures_does_not_verify(stdout: str) -> None:
+    verdict = judge(True, stdout)
+    assert not verdict.verified and "network check" in verdict.reason
 
 
 def test_a_failed_or_silent_run_does_not_verify() -> None:

@@ -16,9 +16,11 @@ You are toolsmith, an agent that solves tasks by building, verifying and reusing
 You start with five meta-tools and a persistent tool library that grows with every task.
 
 Follow this pipeline:
-0. Reuse first. Look at the library: the program's notes after the task say what it found, and \
-search_tools searches again (with other words, say, or in English). If a stored tool fits, call it \
-with the task's arguments and answer from its output. Then do not search the web or create a tool.
+0. Reuse first. The program has already searched the library for the task: its notes after the \
+task list the tools that matched and the ones used recently. If one fits, call it with the \
+task's arguments and answer from its output; then do not search the web or create a tool. Call \
+search_tools yourself only for a tool you expect the library to hold that the notes do not show \
+(search in English for a task in another language).
 1. Otherwise, web_search for a free, key-free, pip-installable open-source Python library (or a \
 public API that needs no key) that can produce what the task needs.
 2. read_webpage its documentation (package page, README) to learn its real API.
@@ -52,14 +54,16 @@ def system_prompt(max_calls_per_turn: int) -> str:
     )
 
 
-def pre_retrieval_note(hits: Sequence[SearchHit], *, library_size: int) -> str:
-    """What the program tells the model after searching the library for the task itself."""
+def pre_retrieval_note(hits: Sequence[SearchHit], *, library_size: int, listed: bool = False) -> str:
+    """What the program tells the model after searching the library for the task itself;
+    ``listed``: a list of tools follows it (the catalogue, or the recently used ones)."""
     if not library_size:
         return "[toolsmith] The tool library is empty: build the tool this task needs, following the pipeline."
     if not hits:
-        # Only the task's words were searched: a tool may still fit a task worded otherwise,
-        # or in another language, so this says what was done rather than "build one".
-        return "[toolsmith] The program searched the tool library for this task's words: no stored tool matched them."
+        # Only the task's words were searched: a tool worded otherwise, or in another
+        # language, may still fit, and the list below may show it.
+        then = "If a tool listed below fits, call it; if none does, build one." if listed else "Build one if none fits."
+        return f"[toolsmith] The program searched the tool library for this task's words: none matched them. {then}"
     lines = [
         "[toolsmith] The program searched the tool library for this task. These stored tools "
         "matched and are unlocked (callable now):"

@@ -102,6 +102,7 @@ def change_status(
     actor: str,
     *,
     action: str = "status",
+    details: dict[str, Any] | None = None,
 ) -> None:
     old = status_of(row)
     if old is status:
@@ -119,7 +120,7 @@ def change_status(
     elif old is Status.ACTIVE:
         tx.unindex(version_id)
         tx.execute("UPDATE tools SET active_version = NULL WHERE name = ?", (name,))
-    audit(tx, actor, action, name, number, reason or None, {"from": old.value, "to": status.value})
+    audit(tx, actor, action, name, number, reason or None, {**(details or {}), "from": old.value, "to": status.value})
 
 
 def audit(

@@ -14,13 +14,16 @@ Whoever calls, a call goes the same way, so a tool is judged the same wherever i
 4. **health**: a run that says something about the tool (not the machine's failure,
    not the caller's) is recorded as a call of that version;
 5. **quarantine**: when a caller's policy says so, in the same transaction as that
-   record (:meth:`~toolsmith.library.ToolLibrary.record_call_and_quarantine`).
+   record (:meth:`~toolsmith.library.ToolLibrary.record_call_and_quarantine`);
+6. **after a quarantine**: the caller's ``on_quarantine`` hook, if any (the rollback of
+   :mod:`toolsmith.service.rollback` serves the parent again when it still passes its tests).
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -82,6 +85,7 @@ class StoredCall:
     latency_ms: float
     quarantined: bool = False
     kept_after: int = 0  # failures in a row after which the tool's own tests passed, so it stayed
+    rolled_back_to: int | None = None  # the version served again after this call's quarantine
 
     @property
     def recorded(self) -> bool:
@@ -100,6 +104,8 @@ class StoredCall:
             data["traceback"] = run.traceback[-TRACEBACK_CHARS:]
         if self.quarantined:
             data["quarantined"] = True
+        if self.rolled_back_to is not None:
+            data["now_served"] = f"{tool.name}@{self.rolled_back_to}"
         notes: tuple[Note, ...] = ()
         if self.kept_after:
             notes = (
@@ -114,6 +120,10 @@ class StoredCall:
         return Outcome.failed(run.error or "the tool failed", kind, data=data, notes=notes)
 
 
+# What a caller runs after one of its calls quarantined a version (see call_stored_tool).
+QuarantineHook = Callable[[StoredCall], StoredCall]
+
+
 def call_stored_tool(
     tool: ToolVersion,
     args: dict[str, Any],
@@ -125,6 +135,7 @@ def call_stored_tool(
     require_data: bool = False,
     reason: str | None = None,
     warm: bool = False,
+    on_quarantine: QuarantineHook | None = None,
 ) -> StoredCall:
     """Check the arguments, run the tool, record its health, and quarantine by policy.
 
@@ -135,7 +146,8 @@ def call_stored_tool(
     test run, which is then itself the tool's test and quarantines at once by policy.
     ``reason`` replaces the audit reason of a quarantine. A failure that is the caller's or
     the machine's leaves the health record alone, whatever the policy. ``warm``: see
-    :func:`execute`.
+    :func:`execute`. ``on_quarantine`` runs after this call quarantined the version (a
+    rollback, say), and its answer is returned.
     """
     coerced, problems = prepare_arguments(tool.spec.parameters, args)
     if problems:
@@ -167,8 +179,10 @@ def call_stored_tool(
             actor=actor,
             reason=audit_reason,
         )
-        return replace(call, stats=stats, quarantined=quarantined)
-    return record(call, library=library, runner=runner, actor=actor, quarantine_after=quarantine_after)
+        call = replace(call, stats=stats, quarantined=quarantined)
+    else:
+        call = record(call, library=library, runner=runner, actor=actor, quarantine_after=quarantine_after)
+    return on_quarantine(call) if call.quarantined and on_quarantine is not None else call
 
 
 def record(

@@ -41,8 +41,7 @@ def handle(ctx: TaskContext, args: dict[str, Any]) -> Outcome:
     ctx.last_hits = list(hits)
     for hit in hits:
         ctx.unlock(hit.tool)
-        match = hit.match if hit.match is not None else 0.0
-        ctx.search_matches[hit.tool.name] = max(match, ctx.search_matches.get(hit.tool.name, 0.0))
+        ctx.search_hits.add(hit.tool.name)
     if not hits:
         return Outcome.success(
             {"results": []},
