@@ -95,6 +95,14 @@ def recent_head(library_size: int) -> str:
     )
 
 
+def _cut(text: str, limit: int) -> str:
+    """``text`` within ``limit`` characters, cut at a word and marked, never mid-word."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    return (head[: head.rfind(" ")] if " " in head else head).rstrip(" ,;:(") + "…"
+
+
 def catalogue_note(tools: list[tuple[str, str]], max_chars: int, head: str = CATALOGUE_HEAD) -> str:
     """A list of tools: one line per tool, name and the first line of its description, within
     ``max_chars`` (the tools that do not fit are counted, not listed)."""
@@ -102,7 +110,7 @@ def catalogue_note(tools: list[tuple[str, str]], max_chars: int, head: str = CAT
     lines, used, left = [head], len(head) + len(tail) + 50, 0  # 50: the "and N more" line
     for name, description in tools:
         first = " ".join(description.strip().splitlines()[0].split()) if description.strip() else ""
-        line = f"- {name}: {first[:160]}"
+        line = f"- {name}: {_cut(first, 160)}"
         if used + len(line) + 1 > max_chars:
             left += 1
             continue
