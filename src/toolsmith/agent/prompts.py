@@ -62,11 +62,16 @@ def pre_retrieval_note(hits: Sequence[SearchHit], *, library_size: int, listed: 
     if not hits:
         # Only the task's words were searched: a tool worded otherwise, or in another
         # language, may still fit, and the list below may show it.
-        then = "If a tool listed below fits, call it; if none does, build one." if listed else "Build one if none fits."
+        then = (
+            "If a tool listed below fits, call it; if none does, build one (searching the library again "
+            "with the same words finds nothing more)."
+            if listed
+            else "Build the tool the task needs."
+        )
         return f"[toolsmith] The program searched the tool library for this task's words: none matched them. {then}"
     lines = [
-        "[toolsmith] The program searched the tool library for this task. These stored tools "
-        "matched and are unlocked (callable now):"
+        "[toolsmith] The program searched the tool library for this task. These stored tools share "
+        "words with it and are unlocked (callable now); check that one really does what the task needs:"
     ]
     for hit in hits:
         tool = hit.tool
@@ -75,8 +80,8 @@ def pre_retrieval_note(hits: Sequence[SearchHit], *, library_size: int, listed: 
             f"Parameters: {tool.spec.parameters.get('properties', {})}"
         )
     lines.append(
-        "If one fits, call it directly with the task's arguments and answer from its output; "
-        "do not search the web or create a tool."
+        "If one fits, call it with the task's arguments and answer from its output, without searching "
+        "the web or creating a tool. If none fits, build the tool the task needs."
     )
     return "\n".join(lines)
 
