@@ -293,3 +293,25 @@ def test_a_test_value_returned_for_other_inputs_too_is_baked_in(gate: Gate) -> N
     tests = ({"args": {"ticker": "AAPL"}},)  # the results differ (the echo), yet 'NVDA' comes back for AAPL
     report = gate.check(spec(code=code, parameters=params, test_args={"ticker": "NVDA"}, tests=tests))
     assert report.failed == "generality" and "for other values of 'ticker' too" in (report.reason or "")
+
+
+def test_a_case_that_leaves_the_flagged_parameter_out_may_echo_its_default(gate: Gate) -> None:
+    """A real model's pinyin tool: a case without ``style`` gets the default 'tone' back in
+    the result, as it should; that is no test value leaking into other inputs."""
+    tests = (
+        {"args": {"text": "ni hao", "style": "upper"}, "expect": {"text": "NI HAO", "style": "upper"}},
+        {"args": {"text": "ni hao"}},  # the default style: 'title', echoed back
+    )
+    code = (
+        'def run(text, style="title"):\n'
+        '    key = (style or "title").lower()\n'
+        '    change = {"title": str.title, "upper": str.upper}[key]\n'
+        '    return {"text": change(text), "style": key}\n'
+    )
+    params = {
+        "type": "object",
+        "properties": {"text": {"type": "string"}, "style": {"type": "string"}},
+        "required": ["text"],
+    }
+    report = gate.check(spec(code=code, parameters=params, test_args={"text": "ni hao", "style": "title"}, tests=tests))
+    assert report.ok, report.to_dict()

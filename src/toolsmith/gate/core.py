@@ -319,16 +319,20 @@ def _varied(spec: ToolSpec, parameter: str) -> bool:
 
 
 def _generality_from_runs(finding: Finding, runs: list[tuple[dict[str, Any], Any]]) -> GateCheck:
-    """A flagged parameter is one when runs with different values of it got different results."""
-    results: dict[str, set[str]] = {}
-    for args, value in runs:
-        results.setdefault(_canonical(args.get(finding.parameter)), set()).add(_canonical(value))
-    distinct = {frozenset(r) for r in results.values()}
+    """A flagged parameter is one when runs with different values of it got different results.
+
+    Only runs that give the parameter a value count: one that leaves it out gets its default,
+    which may well be the test value, echoed back as it should be."""
     name = finding.parameter
+    given = [(args, value) for args, value in runs if name in args]
+    results: dict[str, set[str]] = {}
+    for args, value in given:
+        results.setdefault(_canonical(args[name]), set()).add(_canonical(value))
+    distinct = {frozenset(r) for r in results.values()}
     tested = _canonical(finding.value)
     leaked = any(
-        _canonical(args.get(name)) != _canonical(finding.argument) and tested in map(_canonical, _leaves(value))
-        for args, value in runs
+        _canonical(args[name]) != _canonical(finding.argument) and tested in map(_canonical, _leaves(value))
+        for args, value in given
     )
     if leaked:
         return GateCheck(
