@@ -85,6 +85,11 @@ def test_contains_as_text_numbers_or_a_list_is_judged_on_the_result() -> None:
     assert tooltests.problem({"args": {}, "contains": ["qìng", 1.5, {"count": 2}]}, result) is None
     assert tooltests.problem({"args": {}, "contains": "zhòng"}, result) is not None
     assert tooltests.problem({"args": {}, "contains": [7]}, result) is not None
+    # an object's keys are found where the result nests them (a real model's moon tool)
+    events = {"events": [{"phase": "full", "date": "2026-09-26"}], "count": 1}
+    assert tooltests.problem({"args": {}, "contains": {"date": "2026-09-26"}}, events) is None
+    assert tooltests.problem({"args": {}, "contains": {"date": "2026-09-27"}}, events) is not None
+    assert tooltests.problem({"args": {}, "contains": {"phase": "full", "count": 1}}, events) is not None  # one place
 
 
 def test_create_tool_reads_a_near_miss_and_says_what_it_understood(tmp_path: Path) -> None:
