@@ -75,6 +75,21 @@ def test_near_miss_test_formats_are_read_as_meant_and_said_so(
     assert any(said in line for line in understood), understood
 
 
+def test_a_case_whose_args_do_not_fit_the_parameters_is_left_out_and_said_so() -> None:
+    """A real model wrote a negative test with a value the schema's enum does not allow; the
+    tool is never run with it (the call is refused as bad arguments first), so it tests nothing."""
+    schema = {
+        "properties": {"year": {"type": "integer"}, "method": {"type": "string", "enum": ["western", "orthodox"]}}
+    }
+    sent = [
+        {"args": {"year": 2031, "method": "western"}},
+        {"args": {"year": 2031, "method": "lunar"}, "expect": {"error": "x"}},
+    ]
+    cases, understood = tooltests.read_cases(sent, schema)
+    assert cases == ({"args": {"year": 2031, "method": "western"}},)
+    assert any("test case 2 left out" in line and "must be one of" in line for line in understood)
+
+
 def test_canonical_cases_read_without_a_word() -> None:
     assert tooltests.read_cases([{"args": {"n": 1}, "expect": 2}]) == (({"args": {"n": 1}, "expect": 2},), [])
 

@@ -18,6 +18,8 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+from toolsmith.library.schema import argument_problems, normalize_parameters
+
 MAX_CASES = 20
 MAX_CASE_CHARS = 20_000
 _KEYS = frozenset({"args", "expect", "contains"})
@@ -41,7 +43,31 @@ def read_cases(raw: Any, parameters: dict[str, Any] | None = None) -> tuple[tupl
     names = set(((parameters or {}).get("properties") or {}).keys())
     understood: list[str] = []
     cases = [_read_case(number, case, names, understood) for number, case in enumerate(raw, 1)]
-    return normalise_cases(cases), understood
+    return _callable_only(normalise_cases(cases), parameters, understood), understood
+
+
+def _callable_only(
+    cases: tuple[dict[str, Any], ...], parameters: dict[str, Any] | None, understood: list[str]
+) -> tuple[dict[str, Any], ...]:
+    """The cases whose arguments fit the parameters: the tool is never run with the others
+    (a caller gets a bad-arguments error first), so testing them tests nothing."""
+    try:
+        schema = normalize_parameters(parameters) if parameters else None
+    except ValueError:
+        return cases  # the gate says what is wrong with the schema
+    if schema is None:
+        return cases
+    kept = []
+    for number, case in enumerate(cases, 1):
+        problems = argument_problems(schema, case["args"], strict=True)
+        if problems:
+            understood.append(
+                f"test case {number} left out: its args do not fit the parameters ({'; '.join(problems)}), so "
+                "the tool is never run with them; a caller gets a bad-arguments error first"
+            )
+        else:
+            kept.append(case)
+    return tuple(kept)
 
 
 def _read_case(number: int, case: Any, names: set[str], understood: list[str]) -> Any:
