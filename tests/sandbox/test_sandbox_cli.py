@@ -138,3 +138,12 @@ def test_describe_json(invoke) -> None:  # type: ignore[no-untyped-def]
     assert result.exit_code == 0
     report = json.loads(result.stdout)
     assert report["backend"] in ("bwrap", "process") and "cgroups" in report
+
+
+def test_a_directory_is_refused_as_not_a_regular_file(invoke, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    folder = tmp_path / "scripts"
+    folder.mkdir()
+    result = invoke("run", str(folder), "--json")
+    assert result.exit_code == EXIT_CONFIG, result.output
+    assert "not a regular file" in json.loads(result.stdout)["error"]
+    assert not (tmp_path / "home" / "crashes").exists()  # not a bug report

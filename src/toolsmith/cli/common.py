@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 import traceback
@@ -73,7 +74,25 @@ def exit_code_for(exc: BaseException) -> int:
 
 
 def one_line(text: str) -> str:
-    return " ".join(str(text).split())
+    return " ".join(visible(str(text)).split())
+
+
+# C0 and C1 controls (ESC starts a terminal escape sequence, CR overwrites the line) and the
+# bidirectional overrides that reorder what a terminal shows; newline and tab are layout.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """``text`` safe to print to a terminal: each control character shown escaped (``\\x1b``)."""
+    return _CONTROLS.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+_reported = {"interrupted": False}
+
+
+def interruption_reported() -> bool:
+    """True once a command has said (in its one line) that it was interrupted."""
+    return _reported["interrupted"]
 
 
 def fail(
@@ -86,6 +105,8 @@ def fail(
 ) -> NoReturn:
     """The one way a command fails: one line on stderr (and a JSON object with ``--json``)."""
     line = one_line(message)
+    if code == EXIT_INTERRUPTED:
+        _reported["interrupted"] = True
     if as_json:
         record = {"ok": False, "error": line, "error_type": kind or _kind(code), "exit_code": code, **(extra or {})}
         typer.echo(json.dumps(record, ensure_ascii=False))

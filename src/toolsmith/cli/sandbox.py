@@ -94,12 +94,11 @@ def read_source(file: Path, as_json: bool) -> str:
         fail(f"{file} does not exist.", EXIT_CONFIG, as_json=as_json, kind="usage")
     except OSError as exc:
         fail(f"cannot read {file}: {exc.strerror or exc}", EXIT_CONFIG, as_json=as_json, kind="usage")
+    # fstat before fdopen: opening a directory succeeds, wrapping it in a file object does not.
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        fail(f"{file} is not a regular file; give a Python source file.", EXIT_CONFIG, as_json=as_json, kind="usage")
     with os.fdopen(fd, "rb") as fh:
-        info = os.fstat(fh.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            fail(
-                f"{file} is not a regular file; give a Python source file.", EXIT_CONFIG, as_json=as_json, kind="usage"
-            )
         data = fh.read(MAX_SOURCE_BYTES + 1)
     if len(data) > MAX_SOURCE_BYTES:
         limit = MAX_SOURCE_BYTES // (1024 * 1024)
