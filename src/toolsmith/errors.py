@@ -19,9 +19,10 @@ Sandbox errors carry the run's data (``exit_code``, ``stdout``, ``stderr``,
 
     ToolsmithError
     ├── SettingError  (also the base of the errors marked *setting*)
-    │   └── ConfigError
-    │       ├── MissingKeyError
-    │       └── KeyFileError
+    │   ├── ConfigError
+    │   │   ├── MissingKeyError
+    │   │   └── KeyFileError
+    │   └── TaskTooLongError
     ├── LibraryError
     │   ├── CorruptLibraryError
     │   ├── DamagedRecordError
@@ -86,6 +87,23 @@ class MissingKeyError(ConfigError):
         )
         self.provider = provider
         self.variable = variable
+
+
+class TaskTooLongError(SettingError):
+    """A task holds more characters than ``budget.max_task_chars`` allows. ``chars`` is its
+    length (None when reading stopped at the limit); ``source`` where it came from."""
+
+    def __init__(self, chars: int | None, limit: int, *, source: str | None = None) -> None:
+        where = f" in {source}" if source else ""
+        size = f"has {chars:,} characters" if chars is not None else f"has more than {limit:,} characters"
+        super().__init__(
+            f"The task{where} {size}; budget.max_task_chars allows {limit:,}. Shorten it, or raise "
+            f"budget.max_task_chars in config.toml (0: no limit)."
+        )
+        self.chars = chars
+        self.limit = limit
+        self.source = source
+        self.setting = "budget.max_task_chars"
 
 
 # --- the tool library ---------------------------------------------------------------

@@ -149,6 +149,8 @@ class Session:
         provider: ProviderConfig | None = None,
         on_wait: Callable[[], None] | None = None,
     ) -> None:
+        for task in tasks:  # before anything is opened: a too-long task costs nothing
+            settings.check_task(task)
         self.tasks = list(tasks)
         config = provider or (resolve_provider(env, model=model_name) if model is None else None)
         session_id = uuid.uuid4().hex[:12]

@@ -11,7 +11,6 @@ import typer
 from rich.console import Console
 
 from toolsmith.cli.common import (
-    EXIT_CONFIG,
     EXIT_CRASH,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -30,6 +29,7 @@ from toolsmith.redaction import Redactor
 if TYPE_CHECKING:
     from toolsmith.agent.offline import OfflineReport
     from toolsmith.agent.session import SessionReport
+    from toolsmith.config import Settings
 
 # The agent (and the openai SDK under it) is imported by the commands that run it, so
 # `toolsmith tools ...` and `--help` start without it.
@@ -57,7 +57,15 @@ class RunOptions:
 
 
 def run_command(
-    tasks: list[str] = typer.Argument(..., help="One or more tasks, run in order."),
+    tasks: list[str] = typer.Argument(
+        None,
+        metavar="TASK",
+        help="One or more tasks, run in order; - reads one from standard input.",
+        show_default=False,
+    ),
+    task_file: list[Path] = typer.Option(
+        None, "--task-file", metavar="FILE", help="A file holding one task (repeatable); run after the TASKs."
+    ),
     model: str | None = typer.Option(None, "--model", help="Model name (overrides LLM_MODEL)."),
     fresh: bool = typer.Option(False, "--fresh", help="Move the library aside first and start from zero."),
     no_create: bool = typer.Option(False, "--no-create", help="Remove create_tool (control experiment)."),
@@ -67,9 +75,14 @@ def run_command(
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Show only answers and summaries."),
 ) -> None:
     """Run tasks with the self-evolving agent against your tool library."""
-    if not all(t.strip() for t in tasks):
-        fail("a task must not be empty", EXIT_CONFIG)
-    report = _run(list(tasks), RunOptions(model, fresh, no_create, output, json_mode, verbose, quiet))
+    from toolsmith.cli.tasks import read_tasks
+
+    options = RunOptions(model, fresh, no_create, output, json_mode, verbose, quiet)
+    load_dotenv(json_mode)
+    settings = load_settings(json_mode)
+    with cli_errors(json_mode):
+        texts = read_tasks(tasks or [], task_file or [], settings)
+    report = _run(texts, options, settings)
     answered = all(r.status == "answered" for r in report.results)
     raise typer.Exit(EXIT_OK if answered else EXIT_FAILED)
 
@@ -97,15 +110,18 @@ def demo_command(
     raise typer.Exit(EXIT_OK if report.reuse_held else EXIT_FAILED)
 
 
-def _run(tasks: list[str], options: RunOptions, *, demo: bool = False) -> SessionReport:
+def _run(
+    tasks: list[str], options: RunOptions, settings: Settings | None = None, *, demo: bool = False
+) -> SessionReport:
     """Run the session; whatever ends it, write ``--output`` and say where the record is."""
     from toolsmith.agent.session import Session
 
-    with cli_errors():
+    with cli_errors(options.json_mode):
         if options.output is not None:
             check_output_path(options.output)  # before any model call
-    load_dotenv()
-    settings = load_settings()
+    if settings is None:
+        load_dotenv(options.json_mode)
+        settings = load_settings(options.json_mode)
     renderer = make_renderer(json_mode=options.json_mode, verbose=options.verbose, quiet=options.quiet)
     try:
         session = Session(
@@ -206,12 +222,12 @@ def _offline(options: RunOptions) -> None:
     from toolsmith.agent.offline import run_offline
 
     output = options.output
-    with cli_errors():
+    with cli_errors(options.json_mode):
         if output is not None:
             check_output_path(output)
     renderer = make_renderer(json_mode=options.json_mode, verbose=options.verbose, quiet=options.quiet)
     try:
-        report = run_offline(on_event=renderer, base=load_settings())
+        report = run_offline(on_event=renderer, base=load_settings(options.json_mode))
     except (Exception, KeyboardInterrupt) as exc:
         _write_unstarted(output, ["offline self-test"], exc)
         if isinstance(exc, (ToolsmithError, OSError, KeyboardInterrupt)):

@@ -32,6 +32,7 @@ from toolsmith.cli.common import (
     parse_limit,
     parse_ref,
     short,
+    visible,
 )
 from toolsmith.config import Settings
 from toolsmith.library import Status, ToolLibrary, ToolVersion, signing, user_actor
@@ -108,7 +109,7 @@ def show(
     table.add_column("field", style="bold")
     table.add_column("value")
     for key, value in _show_rows(tool):
-        table.add_row(key, Text(value))
+        table.add_row(key, Text(visible(value)))
     console.print(table)
     if code:
         console.print(Syntax(tool.spec.code, "python", line_numbers=True, word_wrap=True))

@@ -55,7 +55,7 @@ from toolsmith.config.kinds import (
     group,
     setting,
 )
-from toolsmith.errors import ConfigError
+from toolsmith.errors import ConfigError, TaskTooLongError
 from toolsmith.limits import Limits
 
 if sys.version_info >= (3, 11):
@@ -184,6 +184,10 @@ class Settings:
     max_calls_per_turn: int = setting(
         10, "budget.max_calls_per_turn", Whole(1), "tool calls run per model reply; the rest are refused"
     )
+    max_task_chars: int = setting(
+        50_000, "budget.max_task_chars", Whole(0),
+        "characters a task may hold (0: unlimited); a longer one is refused before any model call",
+    )
     library_url: str | None = setting(
         None, "library.url", Text("library URL", optional=True),
         "empty: `library.db` in the home; `postgresql://...` for a team; `sqlite:///path`",
@@ -221,6 +225,11 @@ class Settings:
     @property
     def trajectories_dir(self) -> Path:
         return self.home / "trajectories"
+
+    def check_task(self, task: str, *, source: str | None = None) -> None:
+        """Refuse a task longer than ``budget.max_task_chars`` (:class:`TaskTooLongError`)."""
+        if self.max_task_chars and len(task) > self.max_task_chars:
+            raise TaskTooLongError(len(task), self.max_task_chars, source=source)
 
     @classmethod
     def load(cls, home: Path | None = None, env: Mapping[str, str] | None = None) -> Settings:
