@@ -171,22 +171,23 @@ def load_settings(as_json: bool = False) -> Settings:
 
 
 @contextmanager
-def open_session(as_json: bool = False) -> Iterator[tuple[Settings, ToolLibrary]]:
+def open_session(as_json: bool = False, *, browse: bool = False) -> Iterator[tuple[Settings, ToolLibrary]]:
     """The settings and the configured library; every expected failure is a one-line exit.
 
-    The library is held (see :mod:`toolsmith.library.fresh`) so ``--fresh`` never moves it meanwhile."""
+    The library is held (see :mod:`toolsmith.library.fresh`) so ``--fresh`` never moves it
+    meanwhile. ``browse``: the command only reads, so a read-only home will do."""
     from toolsmith.library import ToolLibrary
     from toolsmith.library.fresh import library_in_use
 
     with cli_errors(as_json):
         settings = Settings.load()
-        with library_in_use(settings), ToolLibrary.open(settings) as library:
+        with library_in_use(settings, browse=browse), ToolLibrary.open(settings) as library:
             yield settings, library
 
 
 @contextmanager
-def open_library(as_json: bool = False) -> Iterator[ToolLibrary]:
-    with open_session(as_json) as (_, library):
+def open_library(as_json: bool = False, *, browse: bool = False) -> Iterator[ToolLibrary]:
+    with open_session(as_json, browse=browse) as (_, library):
         yield library
 
 

@@ -77,7 +77,7 @@ def list_tools(
     as_json: bool = JsonOption,
 ) -> None:
     """List the tools: each one's served version (or its newest), its status and why."""
-    with open_library(as_json) as library:
+    with open_library(as_json, browse=True) as library:
         tools = library.list_tools(include_retired=include_retired)
         note = None if as_json else _pending_note(library)
     if as_json:
@@ -99,7 +99,7 @@ def show(
 ) -> None:
     """Show one tool: metadata, provenance, gate result, stats and code."""
     name, version = parse_ref(ref, as_json)
-    with open_library(as_json) as library:
+    with open_library(as_json, browse=True) as library:
         tool = library.get(name, version)
     if as_json:
         emit_json(tool.to_dict(include_code=True))
@@ -145,7 +145,7 @@ def search(
 ) -> None:
     """Find active tools for a task, best first."""
     k = parse_limit(limit, as_json)
-    with open_library(as_json) as library:
+    with open_library(as_json, browse=True) as library:
         hits = library.search(query, limit=k)
     if as_json:
         emit_json([hit.to_dict() for hit in hits])
@@ -167,7 +167,7 @@ def history(
     as_json: bool = JsonOption,
 ) -> None:
     """Every version of a tool, oldest first."""
-    with open_library(as_json) as library:
+    with open_library(as_json, browse=True) as library:
         versions = library.history(name)
     if as_json:
         emit_json([v.to_dict(include_code=False) for v in versions])
@@ -191,7 +191,7 @@ def audit(
 ) -> None:
     """The audit trail: who changed what, when and why."""
     n = parse_limit(limit, as_json)
-    with open_library(as_json) as library:
+    with open_library(as_json, browse=True) as library:
         entries = library.audit_log(name, limit=n)
     if as_json:
         emit_json([e.to_dict() for e in entries])
@@ -254,7 +254,7 @@ def export(
     as_json: bool = JsonOption,
 ) -> None:
     """Export tools as human-readable folders (tool.py + tool.json) with a manifest."""
-    with open_library(as_json) as library:
+    with open_library(as_json, browse=True) as library:
         key = signing.load_private_key(sign_key) if sign_key is not None else None
         folders = export_tools(library, directory, names or None, sign_key=key)
     signed = signing.fingerprint(key.public_key()) if key is not None else None

@@ -40,6 +40,7 @@ from typing import Any
 
 import platformdirs
 
+from toolsmith.config.home import home_problem
 from toolsmith.config.kinds import (
     GROUP,
     HELP,
@@ -232,10 +233,16 @@ class Settings:
             raise TaskTooLongError(len(task), self.max_task_chars, source=source)
 
     @classmethod
-    def load(cls, home: Path | None = None, env: Mapping[str, str] | None = None) -> Settings:
-        """Resolve settings from the home directory's config file and the environment."""
+    def load(cls, home: Path | None = None, env: Mapping[str, str] | None = None, *, strict: bool = True) -> Settings:
+        """Resolve settings from the home directory's config file and the environment.
+
+        A home that is a file is refused (:class:`ConfigError` naming ``TOOLSMITH_HOME``),
+        unless not ``strict``: ``toolsmith doctor`` reports it and checks the rest."""
         env = os.environ if env is None else env
         resolved_home = Path(home) if home else default_home(env)
+        problem = home_problem(resolved_home)
+        if problem and strict:
+            raise ConfigError(problem, setting="TOOLSMITH_HOME")
         config_file = Path(env["TOOLSMITH_CONFIG"]) if env.get("TOOLSMITH_CONFIG") else None
         path = config_file or resolved_home / "config.toml"
         data = read_config_file(path, required=bool(config_file))
