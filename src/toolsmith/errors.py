@@ -28,6 +28,7 @@ Sandbox errors carry the run's data (``exit_code``, ``stdout``, ``stderr``,
     │   ├── DamagedRecordError
     │   ├── LibraryPermissionError  (setting)
     │   ├── LibraryUnavailableError  (setting)
+    │   ├── LibraryNotEmptyError  (setting)
     │   ├── ToolNotFoundError
     │   ├── ImmutableVersionError
     │   ├── ReviewError
@@ -161,6 +162,15 @@ class LibraryPermissionError(LibraryError, SettingError):
         super().__init__(message)
         self.path = path
         self.setting = str(path)  # the user must change it: the CLI exits 2
+
+
+class LibraryNotEmptyError(LibraryError, SettingError):
+    """A library to copy into already holds tools (or an audit trail); it is left untouched."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(f"The target library {where} is not empty; migrate only into a new library.")
+        self.where = where
+        self.setting = "--to"
 
 
 class ToolNotFoundError(LibraryError):

@@ -23,10 +23,12 @@ from rich.text import Text
 
 from toolsmith.cli import review
 from toolsmith.cli.common import (
+    EXIT_CONFIG,
     EXIT_FAILED,
     JsonOption,
     cli_errors,
     emit_json,
+    fail,
     open_library,
     open_session,
     parse_limit,
@@ -293,6 +295,9 @@ def import_(
     as_json: bool = JsonOption,
 ) -> None:
     """Import tools from a bundle: signature, then hashes are verified, then the gate runs again."""
+    if not directory.is_dir():
+        what = "does not exist" if not directory.exists() else "is not a folder"
+        fail(f"{directory} {what}; give a folder written by `toolsmith tools export`.", EXIT_CONFIG, as_json=as_json)
     with cli_errors(as_json):  # a bad signature is refused before the library is even opened
         trusted = signing.load_public_key(verify_key) if verify_key is not None else None
         verify_bundle(directory, trusted)
