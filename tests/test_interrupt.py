@@ -36,24 +36,30 @@ def _one_interrupted_line(proc: subprocess.CompletedProcess[str]) -> None:
     assert proc.stderr == "error: interrupted\n", proc.stderr
 
 
-def test_a_ctrl_c_while_the_command_line_imports_is_exit_130_and_one_line(tmp_path: Path) -> None:
-    proc = _python(
-        """
+@pytest.mark.parametrize(
+    "raised",
+    [
+        "KeyboardInterrupt",
+        # Python 3.11 wraps what __set_name__ raises (a Ctrl-C while a class is made) in a RuntimeError
+        "RuntimeError('Error calling __set_name__') from KeyboardInterrupt()",
+    ],
+)
+def test_a_ctrl_c_while_the_command_line_imports_is_exit_130_and_one_line(tmp_path: Path, raised: str) -> None:
+    code = """
         import sys
 
         class CtrlC:  # the moment typer starts to load, as a Ctrl-C in the first half second
             def find_spec(self, name, path=None, target=None):
                 if name == "typer":
-                    raise KeyboardInterrupt
+                    raise RAISED
                 return None
 
         sys.meta_path.insert(0, CtrlC())
         sys.argv = ["toolsmith", "tools", "list"]
         from toolsmith.entry import main
         main()
-        """,
-        tmp_path,
-    )
+        """
+    proc = _python(code.replace("RAISED", raised), tmp_path)
     _one_interrupted_line(proc)
 
 
@@ -83,6 +89,74 @@ def test_a_ctrl_c_while_the_interpreter_shuts_down_is_exit_130_and_one_line(tmp_
     assert proc.stdout == "done\n"
     _one_interrupted_line(proc)
     assert "Exception ignored" not in proc.stderr
+
+
+def test_a_ctrl_c_while_exit_hooks_run_is_exit_130_and_one_line(tmp_path: Path) -> None:
+    proc = _python(
+        """
+        import atexit, os, signal, time
+        import toolsmith.cli
+
+        def slow_cleanup():  # a library's exit hook, still running when the user presses Ctrl-C
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(60)
+
+        def run(args):
+            atexit.register(slow_cleanup)
+            return 0
+
+        toolsmith.cli.run = run
+        from toolsmith.entry import main
+        main()
+        """,
+        tmp_path,
+    )
+    _one_interrupted_line(proc)
+
+
+def test_the_exit_code_stands_once_the_exit_hooks_are_done(tmp_path: Path) -> None:
+    proc = _python(
+        """
+        import toolsmith.cli
+
+        toolsmith.cli.run = lambda args: 3
+        from toolsmith.entry import main
+        main()
+        """,
+        tmp_path,
+    )
+    assert proc.returncode == 3 and proc.stderr == ""
+
+
+def test_a_ctrl_c_that_lands_in_a_weakref_callback_is_not_lost(tmp_path: Path) -> None:
+    proc = _python(
+        """
+        import time
+        import weakref
+        import toolsmith.cli
+
+        class Thing:
+            pass
+
+        def run(args):
+            def callback(ref):  # the moment a Ctrl-C lands while a weakref callback runs
+                raise KeyboardInterrupt
+
+            thing = Thing()
+            ref = weakref.ref(thing, callback)
+            del thing  # the callback runs here; Python cannot raise from it
+            time.sleep(60)  # the interrupt must come back and end this wait
+            print("not interrupted", flush=True)
+            return 0
+
+        toolsmith.cli.run = run
+        from toolsmith.entry import main
+        main()
+        """,
+        tmp_path,
+    )
+    assert "not interrupted" not in proc.stdout
+    _one_interrupted_line(proc)
 
 
 def test_a_ctrl_c_in_a_command_is_exit_130_and_one_line(

@@ -61,6 +61,8 @@ class SessionReport:
         return {
             "session_id": self.session_id,
             "model": self.model,
+            # What the endpoint said answered, when it differs from the name asked for.
+            "served_models": list(dict.fromkeys(m for r in self.results for m in r.models)),
             "provider": self.provider,
             "sandbox_backend": self.backend,
             "tasks": [r.task for r in self.results],

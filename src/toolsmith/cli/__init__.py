@@ -29,6 +29,7 @@ from toolsmith.cli.mcp import mcp_command
 from toolsmith.cli.sandbox import app as sandbox_app
 from toolsmith.cli.tools import app as tools_app
 from toolsmith.cli.ui import ui_command
+from toolsmith.interrupts import is_interrupt
 
 app = typer.Typer(
     name="toolsmith",
@@ -79,11 +80,20 @@ def run(args: Sequence[str]) -> int:
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except Exception as exc:  # a bug in toolsmith: one line that says where the traceback went
-        return crash(exc)
-    if code == EXIT_INTERRUPTED and not interruption_reported():
+        if not is_interrupt(exc):  # a Ctrl-C wrapped by the interpreter is no bug
+            return crash(exc)
+        code = fail_interrupted()
+    if code == EXIT_INTERRUPTED:
         # typer ends a Ctrl-C outside any command (while parsing, say) with 130 and no word.
-        print("error: interrupted", file=sys.stderr)
+        return fail_interrupted()
     return code
+
+
+def fail_interrupted() -> int:
+    """Say, once, that the command was interrupted; the exit code for it."""
+    if not interruption_reported():
+        print("error: interrupted", file=sys.stderr)
+    return EXIT_INTERRUPTED
 
 
 def build_command() -> Any:
