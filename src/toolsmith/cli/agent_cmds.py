@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from toolsmith.cli.common import (
+    EXIT_CONFIG,
     EXIT_CRASH,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -90,6 +91,9 @@ def run_command(
 def demo_command(
     task: list[str] = typer.Option(None, "--task", help="A task (repeatable: tasks in order)."),
     offline: bool = typer.Option(False, "--offline", help="Self-test: no model, no network, temporary library."),
+    keep: bool = typer.Option(
+        False, "--keep", help="With --offline: keep the demo's tools and its run record in your library."
+    ),
     fresh: bool = typer.Option(False, "--fresh", help="Move the library aside first and start from zero."),
     no_create: bool = typer.Option(False, "--no-create", help="Remove create_tool (control experiment)."),
     model: str | None = typer.Option(None, "--model", help="Model name (overrides LLM_MODEL)."),
@@ -100,8 +104,11 @@ def demo_command(
 ) -> None:
     """Evolve a tool on the first task, then check that the second task reuses it."""
     options = RunOptions(model, fresh, no_create, output, json_mode, verbose, quiet)
+    if keep and not offline:
+        fail("--keep goes with --offline: a demo with a model stores its tools in your library anyway.", EXIT_CONFIG,
+             as_json=json_mode)  # fmt: skip
     if offline:
-        _offline(options)
+        _offline(options, keep=keep)
         return
     tasks = list(task) if task else list(DEMO_TASKS)
     report = _run(tasks, options, demo=True)
@@ -218,16 +225,17 @@ def _print_reuse(report: SessionReport) -> None:
     )
 
 
-def _offline(options: RunOptions) -> None:
+def _offline(options: RunOptions, *, keep: bool = False) -> None:
     from toolsmith.agent.offline import run_offline
 
     output = options.output
     with cli_errors(options.json_mode):
         if output is not None:
             check_output_path(output)
+    settings = load_settings(options.json_mode)
     renderer = make_renderer(json_mode=options.json_mode, verbose=options.verbose, quiet=options.quiet)
     try:
-        report = run_offline(on_event=renderer, base=load_settings(options.json_mode))
+        report = run_offline(on_event=renderer, base=settings, keep=settings if keep else None)
     except (Exception, KeyboardInterrupt) as exc:
         _write_unstarted(output, ["offline self-test"], exc)
         if isinstance(exc, (ToolsmithError, OSError, KeyboardInterrupt)):
@@ -255,6 +263,7 @@ def offline_output(report: OfflineReport) -> dict[str, Any]:
         "trajectories": [[a.to_dict() for a in r.actions] for r in report.results],
         "gate_verdict": report.gate_verdict,
         "reuse_verdict": report.reuse_verdict,
+        "kept": report.kept.to_dict() if report.kept else None,
         "ok": report.ok,
     }
 
@@ -275,3 +284,9 @@ def _print_offline_verdicts(report: OfflineReport) -> None:
     )
     console.print(f"sandbox backend: {report.backend}")
     console.print("[bold green]self-test passed[/]" if report.ok else "[bold red]self-test failed[/]")
+    if report.kept is not None:
+        kept = report.kept
+        console.print(
+            f"kept {', '.join(kept.tools)} in {kept.library}, and the run record in {kept.trajectory}: "
+            "see them with `toolsmith tools list` or `toolsmith ui`, serve them with `toolsmith mcp`."
+        )
