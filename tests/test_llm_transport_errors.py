@@ -200,3 +200,25 @@ def test_another_connection_failure_on_loopback_keeps_its_retries(lib: ModuleTyp
     with pytest.raises(ModelRetryExhausted):
         model.complete(USER, [])
     assert sum(slept) > chat_client.LOOPBACK_REFUSED_S
+
+
+@pytest.mark.slow
+def test_run_against_a_closed_local_port_stops_with_the_doctor_hint(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import socket
+
+    from toolsmith import cli
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # nothing listens here once the probe closes
+    for name, value in {
+        "TOOLSMITH_HOME": str(tmp_path), "LLM_BASE_URL": f"http://127.0.0.1:{port}/v1", "LLM_MODEL": "m",
+        "TOOLSMITH_PRE_RETRIEVAL": "false",
+    }.items():  # fmt: skip
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("LLM_PROVIDER", raising=False)
+    assert cli.run(["run", "hello"]) == 2  # the user must start the server or fix the URL
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: Nothing is listening at http://127.0.0.1:{port}/v1") and "`toolsmith doctor`" in err
