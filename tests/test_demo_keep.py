@@ -34,16 +34,16 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
-def _keep(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+def _keep() -> dict[str, Any]:
     output = Path(Settings.load().home).parent / "demo.json"
     assert cli.run(["demo", "--offline", "--keep", "--output", str(output)]) == 0
-    assert "kept days_between@1 in " in capsys.readouterr().out
     record: dict[str, Any] = json.loads(output.read_text(encoding="utf-8"))
     return record
 
 
 def test_the_kept_demo_is_a_library_to_list_call_and_serve(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    record = _keep(capsys)
+    record = _keep()
+    assert "kept days_between@1 in " in capsys.readouterr().out
     assert record["ok"] is True and record["kept"]["tools"] == ["days_between@1"]
     trajectory = Path(record["kept"]["trajectory"])
     assert trajectory.parent == home / "trajectories" and trajectory.is_file()
@@ -71,12 +71,12 @@ def test_the_kept_demo_is_a_library_to_list_call_and_serve(home: Path, capsys: p
         assert library.get("days_between").stats.calls == 1
 
 
-def test_the_web_view_shows_the_kept_tool_and_its_run(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_web_view_shows_the_kept_tool_and_its_run(home: Path) -> None:
     from starlette.testclient import TestClient
 
     from toolsmith.ui.app import create_app
 
-    _keep(capsys)
+    _keep()
     headers = {"Authorization": "Bearer a-token-for-tests"}
     with TestClient(create_app(Settings.load(), "a-token-for-tests"), base_url="http://127.0.0.1:8766") as client:
         library = client.get("/", headers=headers)
@@ -85,13 +85,14 @@ def test_the_web_view_shows_the_kept_tool_and_its_run(home: Path, capsys: pytest
         assert runs.status_code == 200 and "How many days are there between 2020-01-01 and 2020-03-01?" in runs.text
 
 
-def test_an_mcp_client_lists_and_calls_the_kept_tool(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_mcp_client_lists_and_calls_the_kept_tool(home: Path) -> None:
+    # No capsys here: importing the MCP client binds sys.stderr as it is at that moment.
     pytest.importorskip("mcp")
     from mcp import Client
 
     from toolsmith.mcp.server import LibraryTools, ListChangeWatcher, build_server
 
-    _keep(capsys)
+    _keep()
     settings = Settings.load()
     with ToolLibrary.open(settings) as library:
         sandbox = Sandbox(settings)
@@ -111,10 +112,10 @@ def test_an_mcp_client_lists_and_calls_the_kept_tool(home: Path, capsys: pytest.
             sandbox.close()
 
 
-def test_with_review_required_the_kept_tool_waits_for_review(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_with_review_required_the_kept_tool_waits_for_review(home: Path) -> None:
     home.mkdir()
     (home / "config.toml").write_text('review = "required"\n', encoding="utf-8")
-    _keep(capsys)
+    _keep()
     with ToolLibrary(home / "library.db") as library:
         assert library.get("days_between").status is Status.PENDING
 
