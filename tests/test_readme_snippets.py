@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -199,3 +200,55 @@ def test_the_offline_commands_run_as_written(tmp_path: Path) -> None:
             ran.append(command)
         kept = kept or folder / "home"
     assert ran == [c for c in _commands() if c in RUN] and ran[0] == "toolsmith demo --offline --keep"
+
+
+# --- facts the README states, against their one source ---------------------------------------
+
+
+def _pyproject() -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    data: dict[str, Any] = tomllib.loads((README.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    return data
+
+
+def test_the_readme_names_the_platform_and_the_python_pyproject_requires() -> None:
+    required = _pyproject()["project"]["requires-python"]
+    found = re.fullmatch(r">=\s*(\d+\.\d+)", required)
+    assert found, required
+    text = README.read_text(encoding="utf-8")
+    assert "runs on Linux" in text and f"Python {found.group(1)} or later" in text
+
+
+def test_the_readme_names_every_provider_and_its_default_model() -> None:
+    from toolsmith.config.providers import PROVIDERS
+
+    text = README.read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| `LLM_PROVIDER`"))
+    model_row = next(line for line in text.splitlines() if line.startswith("| `LLM_MODEL`"))
+    for name, spec in PROVIDERS.items():
+        assert f"`{name}`" in row, name
+        if spec.default_model:
+            assert f"`{spec.default_model}` for `{name}`" in model_row, name
+        else:
+            assert f"`{name}`" in model_row, name  # named among those without a default
+
+
+def test_the_local_model_examples_use_providers_that_need_no_key() -> None:
+    from toolsmith.config.providers import is_loopback_url, resolve_provider
+
+    block = next(b for b in _blocks("bash") if "LLM_PROVIDER=ollama" in b)
+    for command in _block_commands(block):
+        assignments = dict(word.split("=", 1) for word in shlex.split(command)[1:])
+        config = resolve_provider(assignments)  # no key in the environment given
+        assert config.model == assignments["LLM_MODEL"] and not config.key_present
+        assert is_loopback_url(str(config.base_url)), config.base_url
+
+
+def test_the_mcp_section_tells_one_story_about_authentication() -> None:
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Serving the library over MCP") :]
+    assert "Authorization: Bearer" in section and "others get 401" in section
+    assert "no authentication" not in section.lower()
