@@ -168,9 +168,22 @@ def test_a_ctrl_c_in_a_command_is_exit_130_and_one_line(
         raise KeyboardInterrupt
 
     monkeypatch.setattr(tools, "open_library", interrupted)
-    monkeypatch.setitem(common._reported, "interrupted", False)
     assert cli.run(["tools", "list"]) == EXIT_INTERRUPTED
     assert capsys.readouterr().err == "error: interrupted\n"
+
+
+def test_a_ctrl_c_wrapped_by_the_interpreter_in_a_command_is_no_bug(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("TOOLSMITH_HOME", str(tmp_path))
+
+    def interrupted(as_json: bool = False, **_: object) -> None:
+        raise RuntimeError("Error calling __set_name__") from KeyboardInterrupt()
+
+    monkeypatch.setattr(tools, "open_library", interrupted)
+    assert cli.run(["tools", "list"]) == EXIT_INTERRUPTED
+    assert capsys.readouterr().err == "error: interrupted\n"
+    assert not (tmp_path / "crashes").exists()
 
 
 def test_a_command_that_says_it_was_interrupted_is_not_echoed_twice(
@@ -182,7 +195,6 @@ def test_a_command_that_says_it_was_interrupted_is_not_echoed_twice(
         common.fail("interrupted; the trajectory is in x.jsonl.", EXIT_INTERRUPTED)
 
     monkeypatch.setattr(tools, "open_library", interrupted)
-    monkeypatch.setitem(common._reported, "interrupted", False)
     assert cli.run(["tools", "list"]) == EXIT_INTERRUPTED
     assert capsys.readouterr().err == "error: interrupted; the trajectory is in x.jsonl.\n"
 

@@ -21,7 +21,7 @@ import typer
 
 from toolsmith import __version__
 from toolsmith.cli.agent_cmds import demo_command, run_command
-from toolsmith.cli.common import EXIT_INTERRUPTED, crash, fail, interruption_reported
+from toolsmith.cli.common import EXIT_INTERRUPTED, begin_command, crash, fail, say_interrupted
 from toolsmith.cli.doctor import doctor_command
 from toolsmith.cli.eval_cmds import app as eval_app
 from toolsmith.cli.library import app as library_app
@@ -73,6 +73,7 @@ def main() -> None:
 
 def run(args: Sequence[str]) -> int:
     """Run one command and return its exit code: never a traceback, never "Aborted!"."""
+    begin_command()
     command = build_command()
     try:
         command.main(args=list(args), prog_name="toolsmith")  # standalone: always ends in SystemExit
@@ -82,18 +83,11 @@ def run(args: Sequence[str]) -> int:
     except Exception as exc:  # a bug in toolsmith: one line that says where the traceback went
         if not is_interrupt(exc):  # a Ctrl-C wrapped by the interpreter is no bug
             return crash(exc)
-        code = fail_interrupted()
+        code = EXIT_INTERRUPTED
     if code == EXIT_INTERRUPTED:
         # typer ends a Ctrl-C outside any command (while parsing, say) with 130 and no word.
-        return fail_interrupted()
+        return say_interrupted()
     return code
-
-
-def fail_interrupted() -> int:
-    """Say, once, that the command was interrupted; the exit code for it."""
-    if not interruption_reported():
-        print("error: interrupted", file=sys.stderr)
-    return EXIT_INTERRUPTED
 
 
 def build_command() -> Any:

@@ -90,9 +90,17 @@ def visible(text: str) -> str:
 _reported = {"interrupted": False}
 
 
-def interruption_reported() -> bool:
-    """True once a command has said (in its one line) that it was interrupted."""
-    return _reported["interrupted"]
+def begin_command() -> None:
+    """A new command: nothing said yet about an interruption."""
+    _reported["interrupted"] = False
+
+
+def say_interrupted() -> int:
+    """Say, unless the command already did (in its one line), that it was interrupted; 130."""
+    if not _reported["interrupted"]:
+        _reported["interrupted"] = True
+        print("error: interrupted", file=sys.stderr)
+    return EXIT_INTERRUPTED
 
 
 def fail(
