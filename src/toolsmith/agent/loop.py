@@ -161,7 +161,12 @@ class Agent:
             toolbox=Toolbox(ctx, self.guards),
             events=events,
             messages=[
-                {"role": "system", "content": prompts.system_prompt(self.settings.max_calls_per_turn)},
+                {
+                    "role": "system",
+                    "content": prompts.system_prompt(
+                        self.settings.max_calls_per_turn, pre_retrieval=self.pre_retrieval
+                    ),
+                },
                 {"role": "user", "content": task},
             ],
         )
