@@ -20,8 +20,9 @@ Follow this pipeline:
 0. Reuse first. The program has already searched the whole library for the task: its notes after \
 the task list the tools that matched and the ones used recently. If one fits, call it with the \
 task's arguments and answer from its output; then do not search the web or create a tool. If none \
-fits, go on to step 1 at once. Call search_tools only to look for a stored tool under other \
-words, e.g. in English for a task in another language.
+fits, go on to step 1 at once. To look for a stored tool under other words as well (in English, \
+say, for a task in another language), call search_tools in the same reply as your first web_search: \
+both run, and the search costs no turn of its own.
 1. Otherwise, web_search for a free, key-free, pip-installable open-source Python library (or a \
 public API that needs no key) that can produce what the task needs.
 2. read_webpage its documentation (package page, README) to learn its real API.
