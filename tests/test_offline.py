@@ -18,12 +18,13 @@ def test_offline_report_holds_both_verdicts(tmp_path: Path) -> None:
     events = []
     report = run_offline(on_event=events.append, base=Settings(home=tmp_path))
     assert report.ok
-    assert report.gate_verdict["refused"] and report.gate_verdict["check"] == "test_run"
-    assert report.gate_verdict["written"] is False
+    assert report.gate_verdict.refused and report.gate_verdict.check == "test_run"
+    assert report.gate_verdict.written is False
     reuse = report.reuse_verdict
-    assert reuse["days"] == [60, 364] and reuse["created_in_task_1"] == ["days_between@1"]
-    assert reuse["search_tools_called"] and reuse["library_tools_called"] == ["days_between"]
-    assert not reuse["web_search_called"] and not reuse["create_tool_called"]
+    assert reuse.days == [60, 364] and reuse.created_in_task_1 == ["days_between@1"]
+    second = reuse.second
+    assert second["search_tools_called"] and second["library_tools_called"] == ["days_between"]
+    assert not second["web_search_called"] and not second["create_tool_called"]
     # the answers quote the numbers the sandboxed tool returned
     assert "60 days" in report.results[0].answer and "364 days" in report.results[1].answer
     # the temporary library is gone and the given home was never used

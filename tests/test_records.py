@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
+from toolsmith.model import ChatMessage, MessageToolCall
 from toolsmith.records import Action, TaskResult, reuse_held
 
 
@@ -39,3 +41,27 @@ def test_the_reuse_verdict_from_records_alone() -> None:
         "library": True,
         "version": 1,
     }
+
+
+def test_a_task_records_transcript_reads_back_as_typed_messages() -> None:
+    call: MessageToolCall = {"id": "c1", "type": "function", "function": {"name": "days", "arguments": '{"n": 1}'}}
+    messages: list[ChatMessage] = [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": "how many days?"},
+        {"role": "assistant", "content": None, "tool_calls": [call], "reasoning_content": "a tool"},
+        {"role": "tool", "tool_call_id": "c1", "content": '{"ok": true}'},
+    ]
+    result = TaskResult(index=0, task="t", answer="a", status="answered", messages=messages)
+    record = json.loads(json.dumps({**result.to_dict(), "messages": result.messages}))
+    assert TaskResult.from_record(record).messages == messages
+    # what is not a message is left out; a value of the wrong type is left out of its message
+    odd = [
+        {"role": "wizard"},
+        "text",
+        {"role": "tool", "tool_call_id": "c1", "content": 3},
+        {"role": "assistant", "tool_calls": [{"id": 1}]},
+    ]
+    assert TaskResult.from_record({**record, "messages": odd}).messages == [
+        {"role": "tool", "tool_call_id": "c1"},
+        {"role": "assistant", "tool_calls": []},
+    ]

@@ -163,8 +163,8 @@ def test_previous_version_prefers_the_recorded_parent(lib: ToolLibrary) -> None:
 
 
 def test_gate_checks_normalised() -> None:
-    assert rv.gate_checks(GATE)[1] == {"check": "test_run", "ok": True, "message": "returned JSON"}
-    assert rv.gate_checks({"ok": True, "checks": ["name"]}) == [{"check": "name", "ok": None, "message": ""}]
+    assert rv.gate_checks(GATE)[1] == rv.RecordedCheck("test_run", True, "returned JSON")
+    assert rv.gate_checks({"ok": True, "checks": ["name"]}) == [rv.RecordedCheck("name", None, "")]
     assert rv.gate_checks({"ok": True}) == []
 
 

@@ -3,6 +3,7 @@ backends, carried by bundles, re-run by ``tools test``, and inherited by new ver
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from library_backends import BACKENDS, library_target
 from runner_helpers import ScriptedRunner
 from toolsmith.gate.core import Gate
 from toolsmith.isolation.result import FailureKind
-from toolsmith.library import Provenance, ToolLibrary, ToolSpec
+from toolsmith.library import Provenance, Requirement, ToolLibrary, ToolSpec
 from toolsmith.library import testcases as tooltests
 from toolsmith.library.bundle import export_tools, import_tools
 from toolsmith.service import review as rv
@@ -132,6 +133,48 @@ def test_both_backends_keep_the_cases_and_old_hashes_stay(lib: ToolLibrary) -> N
     assert list(again.spec.tests) == CASES and again.to_dict()["tests"] == CASES
     assert "tests" not in days_spec(tests=None).canonical()  # a tool without cases hashes as before
     assert days_spec().content_hash() != days_spec(tests=None).content_hash()
+
+
+# Measured on the code before test cases were typed (ToolCase): a version's identity is
+# the hash of its canonical JSON, so typing the cases must not move one byte of it.
+PINNED_HASH = "2e6310baf3ce37feb899a881dc9147539c404abc7611f903e231dc0f2c2bd2d5"
+PINNED_TESTS = (
+    '[{"args":{"end":"2021-12-31","start":"2021-01-01"},"expect":{"days":364}},'
+    '{"args":{"end":"2024-03-01","start":"2024-01-01"},"contains":{"days":60}},'
+    '{"args":{"end":"2024-03-01","start":"2024-01-01"},"contains":["60",60],"expect":{"days":60}}]'
+)
+
+
+def pinned_spec() -> ToolSpec:
+    return ToolSpec(
+        name="days_between",
+        description="Count the days between two ISO dates.",
+        parameters=DAYS_PARAMS,
+        code=DAYS_CODE,
+        test_args={"start": "2020-01-01", "end": "2020-03-01"},
+        requirements=(Requirement("tzdata", "2024.1", "ab" * 32), Requirement("python-dateutil", "2.9.0.post0")),
+        keywords=("date", "days", "日期"),
+        tests=tooltests.normalise_cases(
+            [
+                {"expect": {"days": 364}, "args": {"start": "2021-01-01", "end": "2021-12-31"}},
+                {"args": {"start": "2024-01-01", "end": "2024-03-01"}, "contains": {"days": 60}},
+                {"contains": ["60", 60], "expect": {"days": 60}, "args": {"start": "2024-01-01", "end": "2024-03-01"}},
+            ]
+        ),
+    )
+
+
+def test_an_existing_tools_hash_and_stored_cases_are_unchanged(tmp_path: Path) -> None:
+    spec = pinned_spec()
+    assert spec.content_hash() == PINNED_HASH
+    with ToolLibrary(tmp_path / "library.db") as library:
+        stored = library.add(spec, provenance=Provenance(), gate={})
+        assert stored.hash == PINNED_HASH and library.get("days_between").spec.tests == spec.tests
+    conn = sqlite3.connect(str(tmp_path / "library.db"))
+    try:
+        assert conn.execute("SELECT tests, hash FROM versions").fetchone() == (PINNED_TESTS, PINNED_HASH)
+    finally:
+        conn.close()
 
 
 class Passed:

@@ -19,7 +19,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Any
+from typing import Any, Literal, TypeAlias, TypedDict
 
 META_TOOL_NAMES: tuple[str, ...] = ("web_search", "read_webpage", "code_interpreter", "create_tool", "search_tools")
 
@@ -260,3 +260,84 @@ class Outcome:
             notes=notes,
             summary=summary,
         )
+
+
+# JSON as the program builds and reads it. The containers are the covariant read-only
+# ones, so a ``list[str]`` or a ``dict[str, int]`` is JSON as it is, without a copy; an
+# object the program builds is a :data:`JSONObject`, which mypy checks for anything JSON
+# cannot hold (a Path, an Enum that is not a str, a datetime). The string form keeps the
+# aliases plain strings at run time, so Python 3.10 never evaluates the recursion.
+JSONValue: TypeAlias = "bool | int | float | str | Sequence[JSONValue] | Mapping[str, JSONValue] | None"
+JSONObject: TypeAlias = "dict[str, JSONValue]"
+
+
+# -- the model's transcript -------------------------------------------------------------
+#
+# The transcript is OpenAI-format chat messages, the form every endpoint toolsmith talks to
+# reads. They live here, beside the call protocol, because a finished task's record
+# (:class:`toolsmith.records.TaskResult`) keeps its transcript, and records sit below the
+# model layer; :mod:`toolsmith.model.types` offers them to the model side.
+
+Role = Literal["system", "user", "assistant", "tool"]
+_ROLES: dict[object, Role] = {"system": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
+
+
+class FunctionCall(TypedDict):
+    """The function a model's tool call names; ``arguments`` is the raw JSON text it sent."""
+
+    name: str
+    arguments: str
+
+
+class MessageToolCall(TypedDict):
+    """One tool call inside an assistant message."""
+
+    id: str
+    type: Literal["function"]
+    function: FunctionCall
+
+
+class ChatMessage(TypedDict, total=False):
+    """One message of the transcript. ``reasoning_content`` is a thinking model's reasoning,
+    which such models need back on a tool-call turn; ``name`` is a tool message's tool,
+    as some clients send it."""
+
+    role: Role
+    content: str | None
+    tool_calls: list[MessageToolCall]
+    tool_call_id: str
+    name: str
+    reasoning_content: str
+
+
+def read_message(value: object) -> ChatMessage | None:
+    """A transcript message read back from JSON (a trajectory, a request body): ``None``
+    when ``value`` has no known role; otherwise its keys whose values have the right type
+    (a value of any other type is left out, as a reader cannot tell what it meant)."""
+    if not isinstance(value, Mapping) or value.get("role") not in _ROLES:
+        return None
+    message: ChatMessage = {"role": _ROLES[value["role"]]}
+    content = value.get("content")
+    if "content" in value and (content is None or isinstance(content, str)):
+        message["content"] = content
+    for key in ("tool_call_id", "name", "reasoning_content"):
+        text = value.get(key)
+        if isinstance(text, str):
+            message[key] = text
+    raw_calls = value.get("tool_calls")
+    if isinstance(raw_calls, list):
+        message["tool_calls"] = [call for call in map(_read_tool_call, raw_calls) if call is not None]
+    return message
+
+
+def _read_tool_call(value: object) -> MessageToolCall | None:
+    if not isinstance(value, Mapping):
+        return None
+    function = value.get("function")
+    call_id = value.get("id")
+    if not isinstance(function, Mapping) or not isinstance(call_id, str):
+        return None
+    name, arguments = function.get("name"), function.get("arguments")
+    if not isinstance(name, str) or not isinstance(arguments, str):
+        return None
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}

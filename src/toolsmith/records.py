@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
+from toolsmith.calls import ChatMessage, JSONObject, JSONValue, read_message
 from toolsmith.events import Event
 
 
@@ -19,7 +20,7 @@ class Action:
     """One tool call in a task's trajectory."""
 
     name: str
-    arguments: Any
+    arguments: JSONValue  # the parsed object, or the raw text when it did not parse
     ok: bool
     origin: str = "model"  # model | program
     library: bool = False
@@ -37,7 +38,7 @@ class Action:
             version=version if isinstance(version, int) else None,
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {
             "tool": self.name,
             "arguments": self.arguments,
@@ -46,6 +47,28 @@ class Action:
             "library": self.library,
             "version": self.version,
         }
+
+
+class ReuseVerdict(TypedDict):
+    """Whether a task reused a stored tool (``reused``): it searched the library and a
+    stored tool answered, with no web search and nothing built."""
+
+    search_tools_called: bool
+    library_tools_called: list[str]
+    web_search_called: bool
+    create_tool_called: bool
+    reused: bool
+
+
+def verdict_json(verdict: ReuseVerdict) -> JSONObject:
+    """The verdict as JSON (a TypedDict is not a JSON object to mypy: its values are ``object``)."""
+    return {
+        "search_tools_called": verdict["search_tools_called"],
+        "library_tools_called": verdict["library_tools_called"],
+        "web_search_called": verdict["web_search_called"],
+        "create_tool_called": verdict["create_tool_called"],
+        "reused": verdict["reused"],
+    }
 
 
 @dataclass
@@ -59,7 +82,7 @@ class TaskResult:
     error: str | None = None
     actions: list[Action] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
-    messages: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[ChatMessage] = field(default_factory=list)
     created: list[str] = field(default_factory=list)
     model_calls: int = 0
     steps: int = 0
@@ -77,22 +100,18 @@ class TaskResult:
     def tool_calls(self, name: str) -> list[Action]:
         return [a for a in self.actions if a.name == name]
 
-    def reuse_verdict(self) -> dict[str, Any]:
+    def reuse_verdict(self) -> ReuseVerdict:
         """Did this task reuse a stored tool? search_tools, a library tool, no building."""
         library = sorted({a.name for a in self.actions if a.library and a.ok and a.name not in self.created_names})
-        verdict = {
-            "search_tools_called": bool(self.tool_calls("search_tools")),
+        searched, searched_web = bool(self.tool_calls("search_tools")), bool(self.tool_calls("web_search"))
+        created = bool(self.tool_calls("create_tool"))
+        return {
+            "search_tools_called": searched,
             "library_tools_called": library,
-            "web_search_called": bool(self.tool_calls("web_search")),
-            "create_tool_called": bool(self.tool_calls("create_tool")),
+            "web_search_called": searched_web,
+            "create_tool_called": created,
+            "reused": bool(searched and library and not searched_web and not created),
         }
-        verdict["reused"] = bool(
-            verdict["search_tools_called"]
-            and library
-            and not verdict["web_search_called"]
-            and not verdict["create_tool_called"]
-        )
-        return verdict
 
     @property
     def created_names(self) -> set[str]:
@@ -110,7 +129,7 @@ class TaskResult:
             return "used-tool"  # a stored tool answered, but the task also searched or built
         return "answered-without-tool"
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> JSONObject:
         return {
             "index": self.index,
             "task": self.task,
@@ -131,7 +150,7 @@ class TaskResult:
             "models": self.models,
             "prompt_chars": self.prompt_chars,
             "wall_s": round(self.wall_s, 3),
-            "reuse": self.reuse_verdict(),
+            "reuse": verdict_json(self.reuse_verdict()),
         }
 
     @classmethod
@@ -141,7 +160,7 @@ class TaskResult:
         raw_tokens = data.get("tokens")
         tokens: Mapping[str, Any] = raw_tokens if isinstance(raw_tokens, Mapping) else {}
         actions = [Action.from_dict(a) for a in data.get("actions") or [] if isinstance(a, Mapping)]
-        messages = [m for m in data.get("messages") or [] if isinstance(m, dict)]
+        messages = [m for m in map(read_message, data.get("messages") or []) if m is not None]
         try:
             return cls(
                 index=int(data["index"]),
@@ -166,7 +185,7 @@ class TaskResult:
         except (KeyError, TypeError) as exc:
             raise ValueError(f"not a task record: {exc}") from exc
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """The summary plus the action list. The events are not repeated here: the
         trajectory file already holds each as its own line, written as it happened."""
         data = self.summary()

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from toolsmith.calls import JSONObject, JSONValue
 from toolsmith.errors import PackageError
 from toolsmith.isolation import ExecResult, FailureKind, Isolation, ToolCallResult, describe
 from toolsmith.isolation.backend import Backend
@@ -37,7 +38,7 @@ class ToolRunner(Protocol):
     def call_tool(
         self,
         code: str,
-        args: dict[str, Any],
+        args: JSONObject,
         *,
         requirements: Sequence[Requirement] = (),
         network: bool | None = None,
@@ -57,7 +58,7 @@ class CodeRunner(ToolRunner, Protocol):
         self,
         code: str,
         *,
-        pip_install: Sequence[str] | str | None = None,
+        pip_install: JSONValue = None,
         network: bool | None = None,
         timeout_s: float | None = None,
     ) -> CodeRun: ...
@@ -70,7 +71,7 @@ class CodeRun:
     exec: ExecResult
     installed: tuple[Requirement, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {**self.exec.to_dict(), "installed": [r.to_dict() for r in self.installed]}
 
 
@@ -108,7 +109,7 @@ class Sandbox:
         self,
         code: str,
         *,
-        pip_install: Sequence[str] | str | None = None,
+        pip_install: JSONValue = None,
         network: bool | None = None,
         timeout_s: float | None = None,
     ) -> CodeRun:
@@ -127,7 +128,7 @@ class Sandbox:
     def call_tool(
         self,
         code: str,
-        args: dict[str, Any],
+        args: JSONObject,
         *,
         requirements: Sequence[Requirement] = (),
         network: bool | None = None,
@@ -142,7 +143,7 @@ class Sandbox:
         for a warm worker (see :meth:`toolsmith.isolation.Isolation.call_tool`).
         """
         self.backend  # noqa: B018 - choose the backend (and warn) before a slow sync
-        synced: tuple[dict[str, Any], ...] = ()
+        synced: tuple[JSONObject, ...] = ()
         if requirements:
             try:
                 synced = self._sync_once(requirements)
@@ -153,7 +154,7 @@ class Sandbox:
         outcome = self.isolation.call_tool(code, args, network=network, timeout_s=timeout_s, warm=warm)
         return replace(outcome, installed=synced) if synced else outcome
 
-    def _sync_once(self, requirements: Sequence[Requirement]) -> tuple[dict[str, Any], ...]:
+    def _sync_once(self, requirements: Sequence[Requirement]) -> tuple[JSONObject, ...]:
         """Sync ``requirements``, unless they were complete in this very state of the environment.
 
         Reading every distribution's metadata costs more than a warm call; an install or a
@@ -184,6 +185,7 @@ class Sandbox:
 
     def describe(self) -> dict[str, Any]:
         """The sandbox report for ``toolsmith doctor``: backend, why, cgroups, packages."""
+        # cli/sandbox.py reads this report by key (typed there after isolation's describe()).
         report = describe(self.settings)
         report["packages"] = {
             "env": str(self.env.path),

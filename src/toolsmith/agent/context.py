@@ -13,8 +13,8 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
+from toolsmith.calls import JSONObject, JSONValue
 from toolsmith.config import Settings
 from toolsmith.events import Event, EventSink, null_sink
 from toolsmith.gate.core import Gate
@@ -23,8 +23,9 @@ from toolsmith.packages.requirement import Requirement
 from toolsmith.records import Action
 from toolsmith.sandbox import CodeRunner
 
-SearchFn = Callable[[str, Any], dict[str, Any]]
-ReadFn = Callable[..., dict[str, Any]]  # (url, *, section=None, offset=None)
+# What the web layer answers is JSON for the model (its keys differ by outcome and backend).
+SearchFn = Callable[[str, JSONValue], JSONObject]  # (query, num_results)
+ReadFn = Callable[..., JSONObject]  # (url, *, section=None, offset=None): only the options the model gave
 
 
 @dataclass
@@ -65,7 +66,7 @@ class TaskContext:
     actions: list[Action] = field(default_factory=list)
     # Each guard's own state, under its name, and how often each guard stepped in
     # (see toolsmith.agent.guards); the guards alone read and write these.
-    guard_state: dict[str, Any] = field(default_factory=dict)
+    guard_state: dict[str, object] = field(default_factory=dict)
     guard_fired: Counter[str] = field(default_factory=Counter)
 
     @property

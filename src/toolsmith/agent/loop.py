@@ -37,7 +37,7 @@ from toolsmith.events import (
 )
 from toolsmith.gate.core import Gate
 from toolsmith.library import SearchHit, Status, ToolLibrary, ToolVersion
-from toolsmith.model import Model, ModelReply, Usage
+from toolsmith.model import ChatMessage, Model, ModelReply, Usage
 from toolsmith.model.replies import normalise_reply, strip_thinking
 from toolsmith.records import TaskResult
 from toolsmith.redaction import encodable
@@ -77,7 +77,7 @@ class _Loop:
 
     ctx: TaskContext
     toolbox: Toolbox
-    messages: list[dict[str, Any]]
+    messages: list[ChatMessage]
     events: list[Event] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     model_calls: int = 0
@@ -244,7 +244,7 @@ class Agent:
         chars = sum(len(str(m.get("content") or "")) for m in loop.messages) + len(str(tools))
         started = time.monotonic()
         reply = self.model.complete(loop.messages, tools)
-        offered = [str(t.get("function", {}).get("name")) for t in tools]
+        offered = [t["function"]["name"] for t in tools]
         reply = normalise_reply(reply, offered, loop.call_ids)
         if reply.model:  # what the endpoint says answered, which provenance records
             loop.ctx.served_model = reply.model

@@ -24,20 +24,21 @@ from __future__ import annotations
 import re
 import tempfile
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
-from typing import Any
 
 from toolsmith.agent.context import WebAccess
 from toolsmith.agent.loop import Agent
 from toolsmith.agent.trajectory import TrajectoryWriter
+from toolsmith.calls import JSONObject
 from toolsmith.config import Settings
 from toolsmith.events import EventSink, ToolResult, null_sink
 from toolsmith.library import Status, ToolLibrary
 from toolsmith.library.fresh import library_in_use
-from toolsmith.model import ModelReply
-from toolsmith.records import TaskResult
+from toolsmith.model import ChatMessage, ModelReply, ToolSchema
+from toolsmith.records import ReuseVerdict, TaskResult, verdict_json
 from toolsmith.redaction import Redactor
 from toolsmith.sandbox import Sandbox
 from toolsmith.testing import ScriptedModel, final, last_tool_result, reply, tool_call
@@ -75,7 +76,7 @@ def run(start: str, end: str) -> dict:
     return {"start": start, "end": end, "days": (last - first).days}
 '''
 
-PARAMETERS: dict[str, Any] = {
+PARAMETERS: JSONObject = {
     "type": "object",
     "properties": {
         "start": {"type": "string", "description": "First date, ISO format YYYY-MM-DD."},
@@ -88,27 +89,27 @@ KEEP_ACTOR = "agent:offline-demo"
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
-def _dates(messages: list[dict[str, Any]]) -> tuple[str, str]:
+def _dates(messages: list[ChatMessage]) -> tuple[str, str]:
     user = next(m for m in messages if m["role"] == "user")
-    found = _DATE.findall(str(user["content"]))
+    found = _DATE.findall(user.get("content") or "")
     return found[0], found[1]
 
 
-def _tool_messages(messages: list[dict[str, Any]]) -> list[str]:
+def _tool_messages(messages: list[ChatMessage]) -> list[str]:
     return [str(m.get("content")) for m in messages if m["role"] == "tool"]
 
 
-def _seen(messages: list[dict[str, Any]], marker: str) -> bool:
+def _seen(messages: list[ChatMessage], marker: str) -> bool:
     return any(marker in content for content in _tool_messages(messages))
 
 
-def _searched(messages: list[dict[str, Any]]) -> bool:
+def _searched(messages: list[ChatMessage]) -> bool:
     return _seen(messages, '"results"') or any(
         "[toolsmith] The program searched" in str(m.get("content")) for m in messages if m["role"] == "user"
     )
 
 
-def _create(code: str, messages: list[dict[str, Any]]) -> ModelReply:
+def _create(code: str, messages: list[ChatMessage]) -> ModelReply:
     start, end = _dates(messages)
     leap = {"start": "2024-02-01", "end": "2024-03-01"}  # a further case: February of a leap year
     days = (date.fromisoformat(leap["end"]) - date.fromisoformat(leap["start"])).days
@@ -128,12 +129,12 @@ def _create(code: str, messages: list[dict[str, Any]]) -> ModelReply:
     )
 
 
-def _call_tool(messages: list[dict[str, Any]]) -> ModelReply:
+def _call_tool(messages: list[ChatMessage]) -> ModelReply:
     start, end = _dates(messages)
     return reply(tool_call("days_between", {"start": start, "end": end}))
 
 
-def _answer(messages: list[dict[str, Any]]) -> ModelReply:
+def _answer(messages: list[ChatMessage]) -> ModelReply:
     result = last_tool_result(messages)
     days = result["result"]["days"]
     start, end = _dates(messages)
@@ -143,7 +144,9 @@ def _answer(messages: list[dict[str, Any]]) -> ModelReply:
     )
 
 
-def evolve_policy(messages: list[dict[str, Any]], tools: Any = None, *, offer_broken: bool = True) -> ModelReply:
+def evolve_policy(
+    messages: list[ChatMessage], tools: Sequence[ToolSchema] = (), *, offer_broken: bool = True
+) -> ModelReply:
     """Task 1: search misses, verify, offer a broken tool, create the working one, use it.
 
     ``offer_broken=False`` skips the broken tool (the agent benchmark's plain evolve task).
@@ -162,7 +165,7 @@ def evolve_policy(messages: list[dict[str, Any]], tools: Any = None, *, offer_br
     return _answer(messages)
 
 
-def reuse_policy(messages: list[dict[str, Any]], tools: Any = None) -> ModelReply:
+def reuse_policy(messages: list[ChatMessage], tools: Sequence[ToolSchema] = ()) -> ModelReply:
     """Task 2: the library search hits days_between; call it and answer."""
     if not _searched(messages):
         return reply(tool_call("search_tools", {"query": "days between two dates"}))
@@ -179,8 +182,44 @@ class Kept:
     library: str
     trajectory: Path
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {"tools": self.tools, "library": self.library, "trajectory": str(self.trajectory)}
+
+
+@dataclass(frozen=True)
+class GateVerdict:
+    """Did the gate refuse the crashing tool of task 1, and keep it out of the library?"""
+
+    refused: bool
+    check: str | None  # the check that refused it
+    reason: str | None
+    written: bool  # the crashing code was stored all the same
+
+    def to_dict(self) -> JSONObject:
+        return {"refused": self.refused, "check": self.check, "reason": self.reason, "written": self.written}
+
+
+@dataclass(frozen=True)
+class DemoReuseVerdict:
+    """Did task 2 reuse the tool task 1 built, and did both get the right day counts?"""
+
+    second: ReuseVerdict  # task 2's own reuse verdict
+    created_in_task_1: list[str]
+    days: list[int | None]  # what the stored tool returned, per task
+    expected_days: list[int]
+
+    @property
+    def reused(self) -> bool:
+        return bool(self.second["reused"] and self.created_in_task_1 and self.days == self.expected_days)
+
+    def to_dict(self) -> JSONObject:
+        return {
+            **verdict_json(self.second),
+            "reused": self.reused,
+            "created_in_task_1": self.created_in_task_1,
+            "days": self.days,
+            "expected_days": self.expected_days,
+        }
 
 
 @dataclass
@@ -188,20 +227,20 @@ class OfflineReport:
     """The outcome of the self-test: both tasks and both verdicts."""
 
     results: list[TaskResult]
-    gate_verdict: dict[str, Any]
-    reuse_verdict: dict[str, Any]
+    gate_verdict: GateVerdict
+    reuse_verdict: DemoReuseVerdict
     backend: str
     kept: Kept | None = None
 
     @property
     def ok(self) -> bool:
-        return bool(self.gate_verdict["refused"] and self.reuse_verdict["reused"])
+        return self.gate_verdict.refused and self.reuse_verdict.reused
 
 
 def no_web() -> WebAccess:
     """Web access that answers every call with "no network" (offline runs and benchmarks)."""
 
-    def refuse(*_: Any) -> dict[str, Any]:
+    def refuse(*_: object, **__: object) -> JSONObject:
         return {"ok": False, "error": "This run has no network access."}
 
     return WebAccess(search=refuse, read=refuse)
@@ -271,7 +310,7 @@ def _drive(settings: Settings, library: ToolLibrary, sandbox: Sandbox, on_event:
     )
 
 
-def _gate_verdict(first: TaskResult, library: ToolLibrary) -> dict[str, Any]:
+def _gate_verdict(first: TaskResult, library: ToolLibrary) -> GateVerdict:
     refusals = [
         e.outcome
         for e in first.events
@@ -282,25 +321,22 @@ def _gate_verdict(first: TaskResult, library: ToolLibrary) -> dict[str, Any]:
     ]
     stored_codes = {v.spec.code for v in library.history("days_between")} if len(library) else set()
     refused = bool(refusals) and BROKEN_TOOL not in stored_codes
-    return {
-        "refused": refused,
-        "check": "test_run" if refusals else None,
-        "reason": refusals[0].error if refusals else None,
-        "written": BROKEN_TOOL in stored_codes,
-    }
+    return GateVerdict(
+        refused=refused,
+        check="test_run" if refusals else None,
+        reason=refusals[0].error if refusals else None,
+        written=BROKEN_TOOL in stored_codes,
+    )
 
 
-def _reuse_verdict(results: list[TaskResult]) -> dict[str, Any]:
+def _reuse_verdict(results: list[TaskResult]) -> DemoReuseVerdict:
     expected = [(date(2020, 3, 1) - date(2020, 1, 1)).days, (date(2021, 12, 31) - date(2021, 1, 1)).days]
-    observed = [_days_from_tool(r) for r in results]
-    second = results[1].reuse_verdict()
-    return {
-        **second,
-        "created_in_task_1": results[0].created,
-        "days": observed,
-        "expected_days": expected,
-        "reused": bool(second["reused"] and results[0].created and observed == expected),
-    }
+    return DemoReuseVerdict(
+        second=results[1].reuse_verdict(),
+        created_in_task_1=results[0].created,
+        days=[_days_from_tool(r) for r in results],
+        expected_days=expected,
+    )
 
 
 def _days_from_tool(result: TaskResult) -> int | None:

@@ -23,6 +23,7 @@ from typing import Any
 
 from toolsmith.agent.loop import Agent
 from toolsmith.agent.trajectory import TrajectoryWriter
+from toolsmith.calls import JSONObject
 from toolsmith.config import Settings
 from toolsmith.config.providers import ProviderConfig, resolve_provider
 from toolsmith.errors import ConfigError, ModelConfigError, SettingError, ToolsmithError
@@ -33,7 +34,7 @@ from toolsmith.model import Model
 from toolsmith.model.client import ChatModel
 from toolsmith.model.retry import RetryPolicy
 from toolsmith.model.stream import StreamProgress
-from toolsmith.records import TaskResult, reuse_held
+from toolsmith.records import TaskResult, reuse_held, verdict_json
 from toolsmith.redaction import Redactor
 from toolsmith.sandbox import Sandbox
 
@@ -44,12 +45,12 @@ class SessionReport:
 
     session_id: str
     model: str
-    provider: dict[str, Any]
+    provider: ProviderConfig | None  # None: a model object given in process
     results: list[TaskResult]
     trajectory_path: Path | None
     backend: str
     fresh_backup: Path | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: JSONObject = field(default_factory=dict)  # more keys for the JSON form (the demo's verdict)
     not_run: list[str] = field(default_factory=list)  # tasks after the one the run stopped in
     stop: RunStop | None = None  # why the run ended before its last task finished
 
@@ -57,13 +58,13 @@ class SessionReport:
     def reuse_held(self) -> bool:
         return reuse_held(self.results)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {
             "session_id": self.session_id,
             "model": self.model,
             # What the endpoint said answered, when it differs from the name asked for.
             "served_models": list(dict.fromkeys(m for r in self.results for m in r.models)),
-            "provider": self.provider,
+            "provider": self.provider.to_dict() if self.provider else {"provider": "in-process"},
             "sandbox_backend": self.backend,
             "tasks": [r.task for r in self.results],
             "answers": [r.answer for r in self.results],
@@ -71,7 +72,7 @@ class SessionReport:
             "trajectories": [[a.to_dict() for a in r.actions] for r in self.results],
             "reuse": {
                 "held": self.reuse_held,
-                "per_task": [r.reuse_verdict() for r in self.results],
+                "per_task": [verdict_json(r.reuse_verdict()) for r in self.results],
             },
             "trajectory_file": str(self.trajectory_path) if self.trajectory_path else None,
             "not_run": self.not_run,
@@ -105,7 +106,7 @@ class RunStop:
         """The stopped task's status: ``error``, ``interrupted`` or ``crashed``."""
         return {"interrupted": "interrupted", "crash": "crashed"}.get(self.kind, "error")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {"kind": self.kind, "message": self.message, "task": self.task, "setting": self.setting}
 
 
@@ -179,7 +180,7 @@ class Session:
         self.report = SessionReport(
             session_id=session_id,
             model=chat.name,
-            provider=config.to_dict() if config else {"provider": "in-process"},
+            provider=config,
             results=[],
             trajectory_path=self.writer.path,
             backend=sandbox.backend.name,

@@ -22,19 +22,19 @@ from toolsmith.agent import prompts
 from toolsmith.agent.context import TaskContext
 from toolsmith.agent.guards import GuardSet
 from toolsmith.agent.metatools import code_interpreter, create_tool, read_webpage, search_tools, web_search
-from toolsmith.calls import META_TOOL_NAMES, Blame, Call, FailureKind, Note, NoteKind, Origin, Outcome
+from toolsmith.calls import META_TOOL_NAMES, Blame, Call, FailureKind, JSONObject, Note, NoteKind, Origin, Outcome
 from toolsmith.errors import SandboxError, ToolsmithError
 from toolsmith.events import ToolCalled, ToolResult
 from toolsmith.library import ToolVersion
 from toolsmith.library.schema import argument_problems, coerce_arguments
-from toolsmith.model import ToolCallRequest
+from toolsmith.model import ToolCallRequest, ToolSchema
 from toolsmith.model.replies import parse_arguments
 from toolsmith.records import Action
 from toolsmith.redaction import encodable
 from toolsmith.service import rollback
 from toolsmith.service.toolcall import call_stored_tool
 
-Handler = Callable[[TaskContext, dict[str, Any]], Outcome]
+Handler = Callable[[TaskContext, JSONObject], Outcome]
 RESULT_CHARS = 16_000  # read_webpage cuts text at 12k; leave room for its metadata
 TRUNCATED_HINT = (
     "Your reply was cut off at the model's output limit (finish_reason=length), which cut "
@@ -42,7 +42,7 @@ TRUNCATED_HINT = (
 )
 
 
-_HANDLERS: dict[str, tuple[dict[str, Any], Handler]] = {
+_HANDLERS: dict[str, tuple[ToolSchema, Handler]] = {
     schema["function"]["name"]: (schema, handler)
     for schema, handler in (
         (web_search.SCHEMA, web_search.handle),
@@ -75,7 +75,7 @@ class Toolbox:
     def meta_names(self) -> list[str]:
         return [n for n in META_TOOLS if n != "create_tool" or self.ctx.allow_create]
 
-    def schemas(self) -> list[dict[str, Any]]:
+    def schemas(self) -> list[ToolSchema]:
         """Function definitions offered to the model right now."""
         meta = [META_TOOLS[name][0] for name in self.meta_names()]
         return meta + [tool.openai_schema() for tool in self.ctx.unlocked.values()]
@@ -201,7 +201,7 @@ class Toolbox:
 
     # -- library tools -----------------------------------------------------------------
 
-    def _call_library(self, tool: ToolVersion, args: dict[str, Any]) -> Outcome:
+    def _call_library(self, tool: ToolVersion, args: JSONObject) -> Outcome:
         ctx = self.ctx
         call = call_stored_tool(
             tool,

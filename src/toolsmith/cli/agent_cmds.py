@@ -25,6 +25,7 @@ from toolsmith.cli.common import (
 from toolsmith.cli.output import check_output_path, write_output
 from toolsmith.cli.render import make_renderer
 from toolsmith.errors import ToolsmithError
+from toolsmith.records import verdict_json
 from toolsmith.redaction import Redactor
 
 if TYPE_CHECKING:
@@ -151,7 +152,8 @@ def _run(
         renderer.close()
     report = session.report
     if demo:
-        report.extra["reuse_verdict"] = report.results[-1].reuse_verdict() if len(report.results) >= 2 else None
+        verdict = report.results[-1].reuse_verdict() if len(report.results) >= 2 else None
+        report.extra["reuse_verdict"] = verdict_json(verdict) if verdict is not None else None
     _finish(report, options)
     if stopped is not None:
         _fail_stopped(report, stopped)
@@ -261,8 +263,8 @@ def offline_output(report: OfflineReport) -> dict[str, Any]:
         "answers": [r.answer for r in report.results],
         "results": [r.summary() for r in report.results],
         "trajectories": [[a.to_dict() for a in r.actions] for r in report.results],
-        "gate_verdict": report.gate_verdict,
-        "reuse_verdict": report.reuse_verdict,
+        "gate_verdict": report.gate_verdict.to_dict(),
+        "reuse_verdict": report.reuse_verdict.to_dict(),
         "kept": report.kept.to_dict() if report.kept else None,
         "ok": report.ok,
     }
@@ -270,17 +272,17 @@ def offline_output(report: OfflineReport) -> dict[str, Any]:
 
 def _print_offline_verdicts(report: OfflineReport) -> None:
     gate, reuse = report.gate_verdict, report.reuse_verdict
-    g = "[green]PASS[/]" if gate["refused"] else "[red]FAIL[/]"
-    r = "[green]PASS[/]" if reuse["reused"] else "[red]FAIL[/]"
+    second = reuse.second
+    g = "[green]PASS[/]" if gate.refused else "[red]FAIL[/]"
+    r = "[green]PASS[/]" if reuse.reused else "[red]FAIL[/]"
     console.print(
-        f"\ngate verdict: {g} — the crashing tool was refused at {gate['check']}, "
-        f"written to the library: {gate['written']}"
+        f"\ngate verdict: {g} — the crashing tool was refused at {gate.check}, written to the library: {gate.written}"
     )
     console.print(
-        f"reuse verdict: {r} — task 2 called search_tools: {reuse['search_tools_called']}, "
-        f"library tools: {', '.join(reuse['library_tools_called']) or 'none'}, "
-        f"web_search: {reuse['web_search_called']}, create_tool: {reuse['create_tool_called']}; "
-        f"days {reuse['days']} (expected {reuse['expected_days']})"
+        f"reuse verdict: {r} — task 2 called search_tools: {second['search_tools_called']}, "
+        f"library tools: {', '.join(second['library_tools_called']) or 'none'}, "
+        f"web_search: {second['web_search_called']}, create_tool: {second['create_tool_called']}; "
+        f"days {reuse.days} (expected {reuse.expected_days})"
     )
     console.print(f"sandbox backend: {report.backend}")
     console.print("[bold green]self-test passed[/]" if report.ok else "[bold red]self-test failed[/]")

@@ -252,8 +252,8 @@ def _gate_table(tool: ToolVersion) -> Table | Text:
     for column in ("check", "result", "message"):
         table.add_column(column)
     for check in checks:
-        mark = {True: "ok", False: "FAILED", None: "?"}[check["ok"]]
-        table.add_row(Text(check["check"]), mark, Text(short(check["message"], 100)))
+        mark = {True: "ok", False: "FAILED", None: "?"}[check.ok]
+        table.add_row(Text(check.check), mark, Text(short(check.message, 100)))
     return table
 
 

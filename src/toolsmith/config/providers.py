@@ -22,9 +22,9 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import urlsplit
 
+from toolsmith.calls import JSONObject
 from toolsmith.errors import ConfigError, MissingKeyError
 
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
@@ -85,7 +85,7 @@ class ProviderConfig:
         """True when a real key (not a placeholder for a keyless local server) is set."""
         return bool(self.api_key) and self.api_key not in PLACEHOLDER_KEYS
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """What may be shown or recorded about this endpoint: everything but the key."""
         return {
             "provider": self.provider,

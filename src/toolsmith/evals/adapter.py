@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio.from_thread
 from inspect_ai.model import (
@@ -44,7 +44,8 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolCall, ToolInfo, ToolParams
 
 from toolsmith.errors import ModelError, ModelResponseError
-from toolsmith.model import ModelReply, ToolCallRequest, Usage
+from toolsmith.model import ChatMessage as OpenAIMessage
+from toolsmith.model import ModelReply, ToolCallRequest, ToolSchema, Usage
 
 if TYPE_CHECKING:
     from inspect_ai.model import Model as InspectApiModel
@@ -62,7 +63,7 @@ class InspectModel:
         self.name = str(model)
         self.failure: BaseException | None = None  # what ended the sample inside generate
 
-    def complete(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> ModelReply:
+    def complete(self, messages: Sequence[OpenAIMessage], tools: Sequence[ToolSchema]) -> ModelReply:
         try:
             output = anyio.from_thread.run(self._generate, list(messages), list(tools))
         except ModelError:
@@ -72,22 +73,23 @@ class InspectModel:
             raise ModelError(f"Inspect's generate failed: {type(exc).__name__}: {exc}") from exc
         return reply_of(output)
 
-    async def _generate(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelOutput:
+    async def _generate(self, messages: list[OpenAIMessage], tools: list[ToolSchema]) -> ModelOutput:
+        # Inspect reads the OpenAI SDK's message params, the shape an OpenAIMessage has.
         chat: list[ChatMessage] = await messages_from_openai(messages, model=self.name)  # type: ignore[arg-type]
         return await self._model.generate(chat, tools=[tool_info(t) for t in tools])
 
 
-def tool_info(schema: dict[str, Any]) -> ToolInfo:
+def tool_info(schema: ToolSchema) -> ToolInfo:
     """An OpenAI-format function schema (as toolsmith's toolbox offers it) as a ToolInfo."""
-    function = schema.get("function", schema)
-    parameters = function.get("parameters") or {"type": "object", "properties": {}}
+    function = schema["function"]
+    parameters = function["parameters"] or {"type": "object", "properties": {}}
     try:
         params = ToolParams.model_validate(parameters)
     except ValueError as exc:  # pydantic's ValidationError is a ValueError
         raise ModelResponseError(
-            f"The schema of tool {function.get('name')!r} cannot be offered through Inspect: {exc}"
+            f"The schema of tool {function['name']!r} cannot be offered through Inspect: {exc}"
         ) from exc
-    return ToolInfo(name=str(function["name"]), description=str(function.get("description") or ""), parameters=params)
+    return ToolInfo(name=function["name"], description=function["description"] or "", parameters=params)
 
 
 def reply_of(output: ModelOutput) -> ModelReply:

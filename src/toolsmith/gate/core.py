@@ -27,19 +27,23 @@ from __future__ import annotations
 import ast
 import json
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from toolsmith.calls import META_TOOL_NAMES
+from toolsmith.calls import META_TOOL_NAMES, JSONObject, JSONValue
 from toolsmith.gate.antimock import find_mock_data
 from toolsmith.gate.generality import Finding, find_hardcoded_test_values
 from toolsmith.isolation.result import Blame, FailureKind
 from toolsmith.library import testcases as tooltests
 from toolsmith.library.models import ToolSpec, tool_name_problem
-from toolsmith.library.schema import argument_problems, normalize_parameters
+from toolsmith.library.schema import argument_problems, normalize_parameters, properties_of
+from toolsmith.library.testcases import ToolCase
 from toolsmith.sandbox import ToolRunner
 from toolsmith.service.toolcall import execute, trial_run
+
+# One run of the tool in the gate: the arguments, and the value run() returned.
+_Run = tuple[Mapping[str, JSONValue], Any]
 
 
 @dataclass(frozen=True)
@@ -50,7 +54,7 @@ class GateCheck:
     ok: bool
     message: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {"check": self.name, "ok": self.ok, "message": self.message}
 
 
@@ -64,7 +68,7 @@ class GateReport:
 
     ok: bool
     checks: tuple[GateCheck, ...]
-    parameters: dict[str, Any] | None = None
+    parameters: JSONObject | None = None
     result: Any = None
     wall_s: float = 0.0
     checked_at: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
@@ -77,7 +81,7 @@ class GateReport:
     def reason(self) -> str | None:
         return next((c.message for c in self.checks if not c.ok), None)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {
             "ok": self.ok,
             "failed": self.failed,
@@ -120,7 +124,7 @@ class Gate:
                     return self._report(checks, started, parameters)
         run_check, value = self._check_test_run(spec)
         checks.append(run_check)
-        runs = [(spec.test_args, value)] if run_check.ok else []
+        runs: list[_Run] = [(spec.test_args, value)] if run_check.ok else []
         if run_check.ok and spec.tests:
             case_check, case_runs = self._check_cases(spec)
             checks.append(case_check)
@@ -129,10 +133,10 @@ class Gate:
             checks.append(_generality_from_runs(finding, runs))  # the tests' evidence decides
         return self._report(checks, started, parameters, value)
 
-    def _check_cases(self, spec: ToolSpec) -> tuple[GateCheck, list[tuple[dict[str, Any], Any]]]:
+    def _check_cases(self, spec: ToolSpec) -> tuple[GateCheck, list[_Run]]:
         """Every further test case runs and gives what it expects (the first failure is named);
         with the (args, value) of each passing run."""
-        runs: list[tuple[dict[str, Any], Any]] = []
+        runs: list[_Run] = []
         for number, case in enumerate(spec.tests, 1):
             problems = argument_problems(spec.parameters, case["args"], strict=True)
             if problems:
@@ -186,7 +190,7 @@ class Gate:
 
     @staticmethod
     def _report(
-        checks: list[GateCheck], started: float, parameters: dict[str, Any] | None = None, value: Any = None
+        checks: list[GateCheck], started: float, parameters: JSONObject | None = None, value: Any = None
     ) -> GateReport:
         ok = all(c.ok for c in checks)
         return GateReport(
@@ -224,7 +228,7 @@ def _find_run(tree: ast.Module) -> ast.FunctionDef | None:
     return None
 
 
-def _check_parameters(spec: ToolSpec, run: ast.FunctionDef | None) -> tuple[dict[str, Any] | None, GateCheck]:
+def _check_parameters(spec: ToolSpec, run: ast.FunctionDef | None) -> tuple[JSONObject | None, GateCheck]:
     try:
         schema = normalize_parameters(spec.parameters)
     except ValueError as exc:
@@ -242,14 +246,16 @@ def _check_parameters(spec: ToolSpec, run: ast.FunctionDef | None) -> tuple[dict
     return schema, GateCheck("parameters", True)
 
 
-def _signature_problem(run: ast.FunctionDef, schema: dict[str, Any]) -> str | None:
+def _signature_problem(run: ast.FunctionDef, schema: JSONObject) -> str | None:
+    """``schema`` is normalised: its ``required`` is a list of declared names."""
     args = run.args
     if args.posonlyargs:
         return "run() must not use positional-only parameters; it is called as run(**kwargs)."
     names = [a.arg for a in args.args + args.kwonlyargs]
     accepts_any = args.kwarg is not None
-    properties: dict[str, Any] = schema["properties"]
-    for param in schema["required"]:
+    properties = properties_of(schema)
+    required = schema["required"]
+    for param in required if isinstance(required, list) else []:
         if param not in names and not accepts_any:
             return f"Required parameter {param!r} is not accepted by run{_sig(names)}; add it to run()."
     positional_defaults = len(args.defaults)
@@ -269,7 +275,7 @@ def _sig(names: list[str]) -> str:
     return "(" + ", ".join(names) + ")"
 
 
-def _test_args_problem(schema: dict[str, Any], test_args: dict[str, Any]) -> str | None:
+def _test_args_problem(schema: JSONObject, test_args: Mapping[str, JSONValue]) -> str | None:
     problems = argument_problems(schema, test_args, strict=True)
     return f"test_args do not fit the parameter schema: {'; '.join(problems)}." if problems else None
 
@@ -318,7 +324,7 @@ def _varied(spec: ToolSpec, parameter: str) -> bool:
     return any(parameter in c["args"] and _canonical(c["args"][parameter]) != tested for c in spec.tests)
 
 
-def _generality_from_runs(finding: Finding, runs: list[tuple[dict[str, Any], Any]]) -> GateCheck:
+def _generality_from_runs(finding: Finding, runs: list[_Run]) -> GateCheck:
     """A flagged parameter is one when runs with different values of it got different results.
 
     Only runs that give the parameter a value count: one that leaves it out gets its default,
@@ -375,7 +381,7 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
-def _args(case: dict[str, Any]) -> str:
+def _args(case: ToolCase) -> str:
     text = ", ".join(f"{k}={v!r}" for k, v in case["args"].items())
     return text if len(text) <= 120 else text[:117] + "..."
 

@@ -12,9 +12,13 @@ import hashlib
 import json
 import keyword
 import re
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+
+from toolsmith.calls import JSONObject, JSONValue
+from toolsmith.library.testcases import ToolCase, case_json
+from toolsmith.model import ToolSchema
 
 # A version's pins are the packages subsystem's record; the library re-exports it.
 from toolsmith.packages.requirement import Requirement as Requirement
@@ -60,26 +64,25 @@ class ToolSpec:
 
     name: str
     description: str
-    parameters: dict[str, Any]
+    parameters: JSONObject  # a JSON Schema object
     code: str
-    test_args: dict[str, Any] = field(default_factory=dict)
+    test_args: JSONObject = field(default_factory=dict)
     requirements: tuple[Requirement, ...] = ()
     keywords: tuple[str, ...] = ()
-    # further test cases beyond test_args: {"args": {...}, "expect"?: ..., "contains"?: {...}}
-    tests: tuple[dict[str, Any], ...] = ()
+    tests: tuple[ToolCase, ...] = ()  # further test cases beyond test_args
 
-    def canonical(self) -> dict[str, Any]:
-        data = {
+    def canonical(self) -> JSONObject:
+        data: JSONObject = {
             "name": self.name,
             "description": self.description,
             "parameters": self.parameters,
             "code": self.code,
             "test_args": self.test_args,
-            "requirements": sorted((r.to_dict() for r in self.requirements), key=lambda r: r["name"]),
+            "requirements": [r.to_dict() for r in sorted(self.requirements, key=lambda r: r.name)],
             "keywords": list(self.keywords),
         }
         if self.tests:  # absent when empty, so versions stored before tests keep their hash
-            data["tests"] = list(self.tests)
+            data["tests"] = [case_json(c) for c in self.tests]
         return data
 
     def content_hash(self) -> str:
@@ -101,17 +104,23 @@ class Provenance:
     session_id: str = ""
     origin: str = "agent"  # agent | import | offline-demo | ...
 
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["sources"] = list(self.sources)
-        return data
+    def to_dict(self) -> JSONObject:
+        return {
+            "task": self.task,
+            "model": self.model,
+            "sources": list(self.sources),
+            "created_at": self.created_at,
+            "session_id": self.session_id,
+            "origin": self.origin,
+        }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Provenance:
+    def from_dict(cls, data: Mapping[str, JSONValue]) -> Provenance:
+        sources = data.get("sources", ())
         return cls(
             task=str(data.get("task", "")),
             model=str(data.get("model", "")),
-            sources=tuple(str(s) for s in data.get("sources", ())),
+            sources=tuple(str(s) for s in sources) if isinstance(sources, (list, tuple)) else (),
             created_at=str(data.get("created_at", "")),
             session_id=str(data.get("session_id", "")),
             origin=str(data.get("origin", "agent")),
@@ -127,8 +136,15 @@ class UsageStats:
     mean_latency_ms: float | None = None
     last_called_at: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> JSONObject:
+        return {
+            "calls": self.calls,
+            "failures": self.failures,
+            "consecutive_failures": self.consecutive_failures,
+            "last_error": self.last_error,
+            "mean_latency_ms": self.mean_latency_ms,
+            "last_called_at": self.last_called_at,
+        }
 
 
 @dataclass(frozen=True)
@@ -140,7 +156,7 @@ class ToolVersion:
     hash: str
     status: Status
     provenance: Provenance
-    gate: dict[str, Any]
+    gate: JSONObject  # the gate's report as stored (GateReport.to_dict(), or an older form)
     parent_version: int | None = None
     status_reason: str | None = None
     stats: UsageStats = field(default_factory=UsageStats)
@@ -153,7 +169,7 @@ class ToolVersion:
     def ref(self) -> str:
         return f"{self.spec.name}@{self.version}"
 
-    def openai_schema(self) -> dict[str, Any]:
+    def openai_schema(self) -> ToolSchema:
         """The tool as a function definition for an OpenAI-compatible model."""
         return {
             "type": "function",
@@ -164,8 +180,8 @@ class ToolVersion:
             },
         }
 
-    def to_dict(self, *, include_code: bool = True) -> dict[str, Any]:
-        data: dict[str, Any] = {
+    def to_dict(self, *, include_code: bool = True) -> JSONObject:
+        data: JSONObject = {
             "name": self.spec.name,
             "version": self.version,
             "hash": self.hash,
@@ -175,7 +191,7 @@ class ToolVersion:
             "description": self.spec.description,
             "parameters": self.spec.parameters,
             "test_args": self.spec.test_args,
-            "tests": list(self.spec.tests),
+            "tests": [case_json(c) for c in self.spec.tests],
             "requirements": [r.to_dict() for r in self.spec.requirements],
             "keywords": list(self.spec.keywords),
             "provenance": self.provenance.to_dict(),
@@ -199,7 +215,7 @@ class SearchHit:
     score: float
     match: float | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {
             "name": self.tool.name,
             "version": self.tool.version,
@@ -221,10 +237,19 @@ class AuditEntry:
     name: str | None
     version: int | None
     reason: str | None
-    details: dict[str, Any] = field(default_factory=dict)
+    details: JSONObject = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> JSONObject:
+        return {
+            "id": self.id,
+            "at": self.at,
+            "actor": self.actor,
+            "action": self.action,
+            "name": self.name,
+            "version": self.version,
+            "reason": self.reason,
+            "details": self.details,
+        }
 
 
 @dataclass(frozen=True)
@@ -244,11 +269,21 @@ class EvidenceEntry:
     version_hash: str
     at: str
     actor: str
-    details: dict[str, Any] = field(default_factory=dict)
+    details: JSONObject = field(default_factory=dict)
 
     @property
     def bound(self) -> bool:
         return self.hash == self.version_hash
 
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "bound": self.bound}
+    def to_dict(self) -> JSONObject:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "version": self.version,
+            "hash": self.hash,
+            "version_hash": self.version_hash,
+            "at": self.at,
+            "actor": self.actor,
+            "details": self.details,
+            "bound": self.bound,
+        }

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Mapping
+
+from toolsmith.calls import JSONObject, JSONValue
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
@@ -22,7 +24,7 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
-def normalize_parameters(parameters: Any) -> dict[str, Any]:
+def normalize_parameters(parameters: object) -> JSONObject:
     """Return a JSON Schema of ``type: object`` for a tool's parameters.
 
     Accepts a proper schema, a schema missing ``type``, a bare properties map
@@ -32,6 +34,7 @@ def normalize_parameters(parameters: Any) -> dict[str, Any]:
         return {"type": "object", "properties": {}, "required": []}
     if not isinstance(parameters, dict):
         raise ValueError("parameters must be a JSON Schema object")
+    schema: JSONObject
     if "properties" in parameters or parameters.get("type") == "object":
         schema = dict(parameters)
         schema["type"] = "object"
@@ -40,18 +43,23 @@ def normalize_parameters(parameters: Any) -> dict[str, Any]:
         schema = {"type": "object", "properties": dict(parameters)}
     else:
         raise ValueError("parameters must be a JSON Schema or a map of parameter name to schema")
-    if not isinstance(schema["properties"], dict) or not all(
-        isinstance(v, dict) for v in schema["properties"].values()
-    ):
+    properties = schema["properties"]
+    if not isinstance(properties, dict) or not all(isinstance(v, dict) for v in properties.values()):
         raise ValueError("parameters.properties must map each parameter name to a schema")
     required = schema.get("required", [])
     if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
         raise ValueError("parameters.required must be a list of parameter names")
-    schema["required"] = [r for r in required if r in schema["properties"]]
+    schema["required"] = [r for r in required if r in properties]
     return schema
 
 
-def matches_type(value: Any, expected: Any) -> bool:
+def properties_of(schema: Mapping[str, JSONValue]) -> Mapping[str, JSONValue]:
+    """The ``properties`` of a parameters schema (empty when it has none)."""
+    properties = schema.get("properties")
+    return properties if isinstance(properties, Mapping) else {}
+
+
+def matches_type(value: object, expected: object) -> bool:
     """Whether ``value`` fits a JSON Schema ``type`` (a name or a list of names)."""
     if expected is None:
         return True
@@ -69,13 +77,17 @@ def matches_type(value: Any, expected: Any) -> bool:
     return False
 
 
-def argument_problems(schema: dict[str, Any], args: dict[str, Any], *, strict: bool = False) -> list[str]:
+def argument_problems(
+    schema: Mapping[str, JSONValue], args: Mapping[str, JSONValue], *, strict: bool = False
+) -> list[str]:
     """Readable problems with ``args`` under ``schema``; empty when they fit.
 
     ``strict`` also reports arguments the schema does not declare.
     """
-    properties: dict[str, Any] = schema.get("properties") or {}
-    problems = [f"missing required argument {name!r}" for name in schema.get("required", []) if name not in args]
+    properties = properties_of(schema)
+    required = schema.get("required")
+    names = required if isinstance(required, list) else []
+    problems = [f"missing required argument {name!r}" for name in names if name not in args]
     if strict and schema.get("additionalProperties") is not True:
         problems += [f"unknown argument {key!r}" for key in args if key not in properties]
     for key, value in args.items():
@@ -89,7 +101,7 @@ def argument_problems(schema: dict[str, Any], args: dict[str, Any], *, strict: b
     return problems
 
 
-def coerce_arguments(schema: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+def coerce_arguments(schema: Mapping[str, JSONValue], args: Mapping[str, JSONValue]) -> JSONObject:
     """Undo the encodings models commonly add, where the schema says what was meant.
 
     Some models send an object or array as a JSON string, or a number or boolean as text.
@@ -97,32 +109,31 @@ def coerce_arguments(schema: dict[str, Any], args: dict[str, Any]) -> dict[str, 
     decoded value replaces it in the returned copy (``args`` itself is left as it came);
     anything else is left for :func:`argument_problems` to report.
     """
-    properties: dict[str, Any] = schema.get("properties") or {}
-    args = dict(args)
-    for key, value in list(args.items()):
+    properties = properties_of(schema)
+    coerced = dict(args)
+    for key, value in args.items():
         spec = properties.get(key)
-        if not isinstance(value, str) or not isinstance(spec, dict) or not isinstance(spec.get("type"), str):
+        kind = spec.get("type") if isinstance(spec, Mapping) else None
+        if not isinstance(value, str) or not isinstance(kind, str):
             continue
-        decoded = _decode_as(value.strip(), spec["type"])
-        if decoded is not _NO_VALUE:
-            args[key] = decoded
-    return args
+        decoded = _decode_as(value.strip(), kind)
+        if decoded:
+            coerced[key] = decoded[0]
+    return coerced
 
 
-_NO_VALUE = object()
-
-
-def _decode_as(text: str, kind: str) -> Any:
+def _decode_as(text: str, kind: str) -> tuple[JSONValue, ...]:
+    """``(value,)`` when ``text`` decodes to exactly a value of ``kind``, else ``()``."""
     if kind in ("object", "array"):
         try:
             value = json.loads(text)
         except ValueError:
-            return _NO_VALUE
-        return value if isinstance(value, dict if kind == "object" else list) else _NO_VALUE
+            return ()
+        return (value,) if isinstance(value, dict if kind == "object" else list) else ()
     if kind == "boolean" and text.lower() in ("true", "false"):
-        return text.lower() == "true"
+        return (text.lower() == "true",)
     if kind == "integer" and re.fullmatch(r"[-+]?\d+", text):
-        return int(text)
+        return (int(text),)
     if kind == "number" and re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", text):
-        return float(text) if any(c in text for c in ".eE") else int(text)
-    return _NO_VALUE
+        return (float(text) if any(c in text for c in ".eE") else int(text),)
+    return ()

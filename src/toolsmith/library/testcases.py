@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import Any, TypedDict
 
-from toolsmith.library.schema import argument_problems, normalize_parameters
+from toolsmith.calls import JSONObject, JSONValue
+from toolsmith.library.schema import argument_problems, normalize_parameters, properties_of
 
 MAX_CASES = 20
 MAX_CASE_CHARS = 20_000
@@ -32,7 +33,30 @@ _ALIASES = {
 _NOTES = frozenset({"name", "description", "desc", "note", "notes", "comment", "why", "label", "id", "title"})
 
 
-def read_cases(raw: Any, parameters: dict[str, Any] | None = None) -> tuple[tuple[dict[str, Any], ...], list[str]]:
+class _Args(TypedDict):
+    args: JSONObject
+
+
+class ToolCase(_Args, total=False):
+    """One of a tool's own tests as stored: the ``args`` of run(), and the result it must
+    equal (``expect``) or include (``contains``). A dict, because the stored JSON (and so
+    every tool's content hash) is this object as it is, keys in sorted order."""
+
+    expect: JSONValue
+    contains: JSONValue
+
+
+def case_json(case: ToolCase) -> JSONObject:
+    """The case as a JSON object, keys in the order they are stored in."""
+    data: JSONObject = {"args": case["args"]}
+    if "contains" in case:
+        data["contains"] = case["contains"]
+    if "expect" in case:
+        data["expect"] = case["expect"]
+    return data
+
+
+def read_cases(raw: Any, parameters: Mapping[str, JSONValue] | None = None) -> tuple[tuple[ToolCase, ...], list[str]]:
     """Cases from what a model sent, with its near misses read as meant (``expected`` for
     ``expect``, arguments given at the top level, ``contains`` as text); and one line per
     thing so understood, for the model to see. ValueError says what cannot be read."""
@@ -40,15 +64,15 @@ def read_cases(raw: Any, parameters: dict[str, Any] | None = None) -> tuple[tupl
         raw = [raw]  # one case, sent bare
     if not isinstance(raw, list):
         return normalise_cases(raw), []
-    names = set(((parameters or {}).get("properties") or {}).keys())
+    names = set(properties_of(parameters or {}))
     understood: list[str] = []
     cases = [_read_case(number, case, names, understood) for number, case in enumerate(raw, 1)]
     return _callable_only(normalise_cases(cases), parameters, understood), understood
 
 
 def _callable_only(
-    cases: tuple[dict[str, Any], ...], parameters: dict[str, Any] | None, understood: list[str]
-) -> tuple[dict[str, Any], ...]:
+    cases: tuple[ToolCase, ...], parameters: Mapping[str, JSONValue] | None, understood: list[str]
+) -> tuple[ToolCase, ...]:
     """The cases whose arguments fit the parameters: the tool is never run with the others
     (a caller gets a bad-arguments error first), so testing them tests nothing."""
     try:
@@ -73,8 +97,8 @@ def _callable_only(
 def _read_case(number: int, case: Any, names: set[str], understood: list[str]) -> Any:
     if not isinstance(case, dict):
         return case  # normalise_cases says what is wrong with it
-    read: dict[str, Any] = {}
-    rest: dict[str, Any] = {}
+    read: JSONObject = {}
+    rest: JSONObject = {}
     for key, value in case.items():
         canonical = next((k for k, aliases in _ALIASES.items() if key == k or key in aliases), None)
         if canonical is not None and canonical not in read:
@@ -93,7 +117,7 @@ def _read_case(number: int, case: Any, names: set[str], understood: list[str]) -
     return {**read, **rest}
 
 
-def normalise_cases(raw: Any) -> tuple[dict[str, Any], ...]:
+def normalise_cases(raw: Any) -> tuple[ToolCase, ...]:
     """Canonical cases from a list of them; ValueError says what is wrong."""
     if raw is None or raw == []:
         return ()
@@ -116,8 +140,18 @@ def normalise_cases(raw: Any) -> tuple[dict[str, Any], ...]:
         text = json.dumps(case, sort_keys=True, ensure_ascii=False, default=str)
         if len(text) > MAX_CASE_CHARS:
             raise ValueError(f"test case {number} is longer than {MAX_CASE_CHARS} characters.")
-        cases.append(json.loads(text))
+        cases.append(_stored(json.loads(text)))
     return tuple(cases)
+
+
+def _stored(checked: Any) -> ToolCase:
+    """A checked case, read back from its canonical JSON text (so keys come sorted)."""
+    case: ToolCase = {"args": checked["args"]}
+    if "contains" in checked:
+        case["contains"] = checked["contains"]
+    if "expect" in checked:
+        case["expect"] = checked["expect"]
+    return case
 
 
 def _containable(part: Any) -> bool:
@@ -126,17 +160,17 @@ def _containable(part: Any) -> bool:
     return isinstance(part, (dict, str))
 
 
-def merge(cases: tuple[dict[str, Any], ...], more: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], ...]:
+def merge(cases: tuple[ToolCase, ...], more: tuple[ToolCase, ...]) -> tuple[ToolCase, ...]:
     """``cases`` followed by those of ``more`` that are not already there."""
     seen = {_key(c) for c in cases}
     return cases + tuple(c for c in more if _key(c) not in seen)
 
 
-def _key(case: dict[str, Any]) -> str:
+def _key(case: ToolCase) -> str:
     return json.dumps(case, sort_keys=True, ensure_ascii=False, default=str)
 
 
-def problem(case: dict[str, Any], value: Any) -> str | None:
+def problem(case: ToolCase, value: Any) -> str | None:
     """Why ``value`` (what run(**args) returned) fails ``case``, or None when it passes."""
     if "expect" in case and not same(value, case["expect"]):
         return f"expected {_short(case['expect'])}, got {_short(value)}"
@@ -179,7 +213,7 @@ def contains(value: Any, part: Any) -> bool:
     return any(contains(child, part) for child in children)
 
 
-def _includes(value: dict[str, Any], part: dict[str, Any]) -> bool:
+def _includes(value: Mapping[str, Any], part: Mapping[str, Any]) -> bool:
     for key, wanted in part.items():
         if key not in value:
             return False

@@ -1,6 +1,7 @@
 """The model: provider-neutral types and protocol, and the clients that implement it.
 
-* :mod:`~toolsmith.model.types`: :class:`ModelReply`, :class:`ToolCallRequest`,
+* :mod:`~toolsmith.model.types`: :class:`ChatMessage` and :class:`ToolSchema` (what a model
+  is sent), :class:`ModelReply`, :class:`ToolCallRequest`,
   :class:`Usage` (estimated from characters when an endpoint reports none) and the
   :class:`Model` protocol (no SDK import);
 * :mod:`~toolsmith.model.completion`: a response body or chat completion read into a
@@ -16,9 +17,12 @@ Importing this package loads no SDK.
 """
 
 from toolsmith.model.types import (
+    ChatMessage,
+    MessageToolCall,
     Model,
     ModelReply,
     ToolCallRequest,
+    ToolSchema,
     Usage,
     compute_cost,
     estimate_tokens,
@@ -27,9 +31,12 @@ from toolsmith.model.types import (
 )
 
 __all__ = [
+    "ChatMessage",
+    "MessageToolCall",
     "Model",
     "ModelReply",
     "ToolCallRequest",
+    "ToolSchema",
     "Usage",
     "compute_cost",
     "estimate_tokens",

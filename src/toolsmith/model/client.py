@@ -22,7 +22,7 @@ import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
 import httpx
 import openai
@@ -33,7 +33,14 @@ from toolsmith.model.ban import check_endpoint_allowed
 from toolsmith.model.completion import DETAIL_LIMIT, parse_completion, read_body, redact
 from toolsmith.model.retry import DEFAULT_TIMEOUT_S, RetryPolicy, Stop, parse_retry_after
 from toolsmith.model.stream import StreamProgress, StreamReader
-from toolsmith.model.types import ModelReply, with_usage_estimated
+from toolsmith.model.types import ChatMessage, ModelReply, ToolSchema, with_usage_estimated
+
+if TYPE_CHECKING:
+    from openai.types.chat import (
+        ChatCompletionMessageParam,
+        ChatCompletionStreamOptionsParam,
+        ChatCompletionToolUnionParam,
+    )
 
 _RETRYABLE = (408, 409, 429)
 _CONNECT_TIMEOUT_S = 10.0
@@ -80,6 +87,31 @@ class _Transient(Exception):
         self.retry_after = retry_after
         self.reached = reached
         self.refused_here = refused_here
+
+
+class _Needed(TypedDict):
+    model: str
+    messages: list[ChatCompletionMessageParam]
+
+
+class _Request(_Needed, total=False):
+    """The SDK's arguments for one completion, which mypy checks against its signature."""
+
+    tools: list[ChatCompletionToolUnionParam]
+    tool_choice: Literal["auto"]
+    stream_options: ChatCompletionStreamOptionsParam
+
+
+def request_of(name: str, messages: Sequence[ChatMessage], tools: Sequence[ToolSchema]) -> _Request:
+    """The transcript and tools in the SDK's types: the one place they cross into it."""
+    # ChatMessage and ToolSchema are the OpenAI shapes the SDK's param types describe; they
+    # go as they are. A ChatMessage may carry reasoning_content (thinking models need it
+    # back), which the SDK's types lack and the SDK sends on unchanged.
+    request: _Request = {"model": name, "messages": cast("list[ChatCompletionMessageParam]", list(messages))}
+    if tools:
+        request["tools"] = cast("list[ChatCompletionToolUnionParam]", list(tools))
+        request["tool_choice"] = "auto"
+    return request
 
 
 class ChatModel:
@@ -148,13 +180,10 @@ class ChatModel:
 
     # --- one completion, with retries
 
-    def complete(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> ModelReply:
+    def complete(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSchema]) -> ModelReply:
         """One chat completion, retried on transient failures within the retry policy."""
         check_endpoint_allowed(self.base_url)
-        request: dict[str, Any] = {"model": self.name, "messages": list(messages)}
-        if tools:
-            request["tools"] = list(tools)
-            request["tool_choice"] = "auto"
+        request = request_of(self.name, messages, tools)
         started = self._clock()
         attempt = 0
         while True:
@@ -165,7 +194,7 @@ class ChatModel:
             except _Transient as failure:
                 self._before_retry(attempt, started, failure)
 
-    def _attempt(self, request: dict[str, Any]) -> ModelReply:
+    def _attempt(self, request: _Request) -> ModelReply:
         """One request; raises _Transient for what is worth another try."""
         streaming = self.stream
         try:
@@ -232,9 +261,10 @@ class ChatModel:
 
     # --- streaming
 
-    def _streamed(self, request: dict[str, Any]) -> ModelReply:
-        extra: dict[str, Any] = {"stream_options": {"include_usage": True}} if self._usage_in_stream else {}
-        stream = self._client.chat.completions.create(**request, **extra, stream=True, timeout=self._timeout())
+    def _streamed(self, request: _Request) -> ModelReply:
+        if self._usage_in_stream:
+            request = {**request, "stream_options": {"include_usage": True}}
+        stream = self._client.chat.completions.create(**request, stream=True, timeout=self._timeout())
         with stream:
             content_type = stream.response.headers.get("content-type", "")
             if "event-stream" not in content_type:

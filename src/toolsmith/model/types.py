@@ -1,4 +1,8 @@
-"""Provider-neutral model types: what a model returns, and the :class:`Model` protocol.
+"""Provider-neutral model types: what a model is sent and returns, and the :class:`Model` protocol.
+
+A transcript is a list of :class:`ChatMessage` (OpenAI format, defined beside the call
+protocol in :mod:`toolsmith.calls` so that task records can keep one) and the tools offered
+are :class:`ToolSchema` function definitions.
 
 Nothing here imports a provider SDK, so the agent loop, :mod:`toolsmith.model.replies` and the
 test doubles can use these types without loading one.
@@ -10,7 +14,28 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, runtime_checkable
+from typing import Literal, Protocol, TypedDict, runtime_checkable
+
+from toolsmith.calls import ChatMessage as ChatMessage
+from toolsmith.calls import FunctionCall as FunctionCall
+from toolsmith.calls import JSONObject
+from toolsmith.calls import MessageToolCall as MessageToolCall
+from toolsmith.calls import Role as Role
+
+
+class FunctionSchema(TypedDict):
+    """A function offered to a model: ``parameters`` is its JSON Schema (open-ended JSON)."""
+
+    name: str
+    description: str
+    parameters: JSONObject
+
+
+class ToolSchema(TypedDict):
+    """A tool as an OpenAI-compatible model is offered it."""
+
+    type: Literal["function"]
+    function: FunctionSchema
 
 
 @dataclass(frozen=True)
@@ -69,9 +94,9 @@ class ModelReply:
     # The model's reasoning text (``reasoning_content``) where the provider sends one.
     reasoning: str | None = None
 
-    def assistant_message(self) -> dict[str, Any]:
+    def assistant_message(self) -> ChatMessage:
         """This turn as an OpenAI-format assistant message, to append to the transcript."""
-        message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        message: ChatMessage = {"role": "assistant", "content": self.content}
         if self.tool_calls:
             message["tool_calls"] = [
                 {
@@ -89,15 +114,13 @@ class ModelReply:
         return message
 
 
-def estimate_tokens(value: Any) -> int:
+def estimate_tokens(value: object) -> int:
     """About four characters per token, the usual rule of thumb for English and JSON."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     return math.ceil(len(text) / 4)
 
 
-def estimate_usage(
-    messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], reply: ModelReply
-) -> Usage:
+def estimate_usage(messages: Sequence[ChatMessage], tools: Sequence[ToolSchema], reply: ModelReply) -> Usage:
     """The usage of one call whose endpoint reported none, estimated from what went each way."""
     prompt = estimate_tokens(list(messages)) + (estimate_tokens(list(tools)) if tools else 0)
     completion = estimate_tokens(reply.content or "") + sum(
@@ -106,9 +129,7 @@ def estimate_usage(
     return Usage(prompt, completion, prompt + completion, reply.usage.cost, estimated=True)
 
 
-def with_usage_estimated(
-    messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], reply: ModelReply
-) -> ModelReply:
+def with_usage_estimated(messages: Sequence[ChatMessage], tools: Sequence[ToolSchema], reply: ModelReply) -> ModelReply:
     """``reply`` as it is when its usage was reported, else with an estimate."""
     if reply.usage.total_tokens > 0:
         return reply
@@ -121,7 +142,7 @@ class Model(Protocol):
 
     name: str
 
-    def complete(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> ModelReply: ...
+    def complete(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSchema]) -> ModelReply: ...
 
 
 def compute_cost(

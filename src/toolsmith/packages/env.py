@@ -44,6 +44,7 @@ from packaging.tags import sys_tags
 from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
+from toolsmith.calls import JSONValue
 from toolsmith.errors import InstallError, PackageRefused
 from toolsmith.isolation import bwrap
 from toolsmith.isolation.backend import base_python
@@ -214,7 +215,7 @@ class PackageEnv:
             argv = [str(base_python()), "-I", "-m", "venv", str(self.path)]
         self._run(argv, what="Creating the package environment")
 
-    def install(self, pip_install: Sequence[str] | str | None, *, check: bool = True) -> tuple[Requirement, ...]:
+    def install(self, pip_install: JSONValue, *, check: bool = True) -> tuple[Requirement, ...]:
         """Check, install and pin what a model asked for; return the closure's pins.
 
         Raises :class:`PackageRefused` before anything runs when a request is refused,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -29,6 +29,7 @@ from typing import Protocol
 from packaging.requirements import InvalidRequirement
 from packaging.requirements import Requirement as Pep508
 
+from toolsmith.calls import JSONValue
 from toolsmith.errors import InstallError, PackageRefused
 from toolsmith.packages.index import normalize_name
 
@@ -69,8 +70,8 @@ class Request:
 # --- splitting and parsing -------------------------------------------------------------
 
 
-def split_requests(pip_install: Sequence[str] | str | None) -> list[str]:
-    """Entries of ``pip_install``: a list, or one string split on whitespace and commas.
+def split_requests(pip_install: JSONValue) -> list[str]:
+    """Entries of ``pip_install`` (as a model sent it): a list, or one string split on whitespace and commas.
 
     Commas and spaces inside a specifier (``"requests >= 2, <3"``) or extras stay with
     their requirement. A string is never iterated character by character.
@@ -162,7 +163,7 @@ def _refusal(entry: str) -> str | None:
     return next((reason for failed, reason in checks if failed), None)
 
 
-def parse_requests(pip_install: Sequence[str] | str | None) -> list[Request]:
+def parse_requests(pip_install: JSONValue) -> list[Request]:
     """Every entry parsed; duplicates collapse. Refuses overlong lists."""
     entries = split_requests(pip_install)
     if len(entries) > MAX_REQUESTS:
@@ -368,7 +369,7 @@ def check_name(
 
 
 def check_requests(
-    pip_install: Sequence[str] | str | None,
+    pip_install: JSONValue,
     *,
     index: NameIndex,
     allow: Iterable[str] = (),

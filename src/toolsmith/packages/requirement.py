@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+
+from toolsmith.calls import JSONObject, JSONValue
 
 
 @dataclass(frozen=True)
@@ -18,9 +20,11 @@ class Requirement:
     def pin(self) -> str:
         return f"{self.name}=={self.version}"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {"name": self.name, "version": self.version, "sha256": self.sha256}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Requirement:
-        return cls(name=str(data["name"]), version=str(data["version"]), sha256=data.get("sha256"))
+    def from_dict(cls, data: Mapping[str, JSONValue]) -> Requirement:
+        sha256 = data.get("sha256")
+        digest = sha256 if isinstance(sha256, str) else None
+        return cls(name=str(data["name"]), version=str(data["version"]), sha256=digest)

@@ -16,10 +16,11 @@ so the trail never suggests more than was checked.
 from __future__ import annotations
 
 import platform
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from toolsmith import __version__
+from toolsmith.calls import JSONObject
 from toolsmith.isolation.bwrap_binary import BwrapBinary
 from toolsmith.library import EvidenceEntry, ToolLibrary, ToolVersion
 from toolsmith.sandbox import Sandbox, ToolRunner
@@ -47,7 +48,7 @@ class SandboxInfo:
             return cls(backend="bwrap", isolating=True, version=version or "unknown")
         return cls(backend=backend.name, isolating=backend.isolating, version=f"python {platform.python_version()}")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {"backend": self.backend, "isolating": self.isolating, "version": self.version}
 
 
@@ -59,8 +60,8 @@ class Evidence:
     run: TestRun | None
     sandbox: SandboxInfo | None
 
-    def details(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"toolsmith": __version__}
+    def details(self) -> JSONObject:
+        data: JSONObject = {"toolsmith": __version__}
         if self.run is None or self.sandbox is None:
             return {**data, "cases": [], "passed": 0, "failed": 0, "not_run": NOT_RUN}
         cases = [c.to_dict() for c in self.run.cases]
@@ -107,9 +108,11 @@ def describe(entry: EvidenceEntry) -> str:
     bound = "bound to its hash" if entry.bound else f"NOT this version's hash ({entry.hash[:12]})"
     if details.get("not_run"):
         return f"{at} UTC by {entry.actor}: {details['not_run']}; {bound}"
-    sandbox = details.get("sandbox") or {}
+    sandbox = details.get("sandbox")
+    sandbox = sandbox if isinstance(sandbox, Mapping) else {}
     where = f"{sandbox.get('backend', '?')} ({sandbox.get('version', '?')})"
-    cases = details.get("cases") or []
+    cases = details.get("cases")
+    cases = cases if isinstance(cases, list) else []
     passed = details.get("passed", 0)
     return (
         f"{at} UTC by {entry.actor}: {passed} of {len(cases)} test case(s) passed in {where}, "

@@ -20,10 +20,11 @@ audited); *reject* only a pending version; *quarantine* only an active one.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from toolsmith.calls import JSONObject, JSONValue
 from toolsmith.errors import PackageError, ReviewError, ToolNotFoundError
 from toolsmith.isolation.result import Blame, FailureKind
 from toolsmith.library import Requirement, Status, ToolLibrary, ToolVersion
@@ -62,7 +63,7 @@ class Decision:
     actor: str
     superseded: int | None = None  # the served version an approval retired
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {
             "ok": True,
             "action": self.action,
@@ -285,24 +286,31 @@ def _lines(text: str) -> list[str]:
     return lines
 
 
-def gate_checks(gate: dict[str, Any]) -> list[dict[str, Any]]:
-    """The gate's checks as ``{"check", "ok", "message"}`` (``ok`` None when not recorded)."""
+@dataclass(frozen=True)
+class RecordedCheck:
+    """One check of a stored gate verdict; ``ok`` is None when the record does not say."""
+
+    check: str
+    ok: bool | None
+    message: str = ""
+
+
+def gate_checks(gate: Mapping[str, JSONValue]) -> list[RecordedCheck]:
+    """The checks a stored gate verdict records, whatever its age or form."""
     checks = gate.get("checks")
     if not isinstance(checks, list):
         return []
-    found: list[dict[str, Any]] = []
+    found: list[RecordedCheck] = []
     for check in checks:
         if isinstance(check, dict):
             ok = check.get("ok")
             found.append(
-                {
-                    "check": str(check.get("check", "?")),
-                    "ok": ok if isinstance(ok, bool) else None,
-                    "message": str(check.get("message") or ""),
-                }
+                RecordedCheck(
+                    str(check.get("check", "?")), ok if isinstance(ok, bool) else None, str(check.get("message") or "")
+                )
             )
         else:
-            found.append({"check": str(check), "ok": None, "message": ""})
+            found.append(RecordedCheck(str(check), None))
     return found
 
 
@@ -323,7 +331,7 @@ class HealthCheck:
     note: str | None = None
     rolled_back_to: int | None = None  # the parent served again after this check's quarantine
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {
             "rolled_back_to": self.rolled_back_to,
             "note": self.note,
@@ -445,7 +453,7 @@ class SyncFailure:
     pins: tuple[str, ...]
     error: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {"tools": list(self.tools), "pins": list(self.pins), "error": self.error}
 
 
@@ -467,7 +475,7 @@ class SyncOutcome:
     def ok(self) -> bool:
         return not self.failed
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {
             "ok": self.ok,
             "env": self.env,

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from toolsmith.calls import JSONValue
 from toolsmith.library import ToolVersion
+from toolsmith.library.schema import properties_of
 
 SKILL_FILE = "SKILL.md"
 SCRIPT = "scripts/call.sh"
@@ -92,9 +94,10 @@ def frontmatter(tool: ToolVersion, name: str) -> str:
 
 
 def skill_md(tool: ToolVersion, name: str) -> str:
-    params = tool.spec.parameters.get("properties") or {}
-    required = set(tool.spec.parameters.get("required") or ())
-    rows = [_parameter_line(key, spec, key in required) for key, spec in params.items() if isinstance(spec, dict)]
+    params = properties_of(tool.spec.parameters)
+    required = tool.spec.parameters.get("required")
+    names = set(required) if isinstance(required, list) else set()
+    rows = [_parameter_line(key, spec, key in names) for key, spec in params.items() if isinstance(spec, Mapping)]
     body = [
         f"# {tool.name}",
         "",
@@ -164,7 +167,7 @@ def script(tool: ToolVersion, home: Path | None) -> str:
 
 def _examples(tool: ToolVersion) -> list[str]:
     cases = [c for c in tool.spec.tests if "expect" in c or "contains" in c]
-    chosen: list[tuple[dict[str, Any], str]] = []
+    chosen: list[tuple[Mapping[str, JSONValue], str]] = []
     for case in cases[:MAX_EXAMPLES]:
         if "expect" in case:
             chosen.append((case["args"], f"`result` is `{_compact(case['expect'])}`"))
@@ -178,10 +181,11 @@ def _examples(tool: ToolVersion) -> list[str]:
     return lines
 
 
-def _parameter_line(key: str, spec: dict[str, Any], required: bool) -> str:
+def _parameter_line(key: str, spec: Mapping[str, JSONValue], required: bool) -> str:
     kind = spec.get("type")
-    kind_text = "/".join(kind) if isinstance(kind, list) else str(kind or "any")
-    extra = f", one of {_compact(spec['enum'])}" if isinstance(spec.get("enum"), list) else ""
+    kind_text = "/".join(map(str, kind)) if isinstance(kind, list) else str(kind or "any")
+    enum = spec.get("enum")
+    extra = f", one of {_compact(enum)}" if isinstance(enum, list) else ""
     text = _one_line(str(spec.get("description") or ""))
     return f"- `{key}` ({kind_text}, {'required' if required else 'optional'}{extra})" + (f": {text}" if text else "")
 
@@ -200,12 +204,12 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
-def _compact(value: Any) -> str:
+def _compact(value: JSONValue) -> str:
     text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
     return text if len(text) <= 300 else text[:299] + "…"
 
 
-def _shell_json(args: dict[str, Any]) -> str:
+def _shell_json(args: Mapping[str, JSONValue]) -> str:
     """The arguments as JSON inside single quotes in a shell line (a ``'`` is written as ``\\u0027``)."""
     return json.dumps(args, ensure_ascii=False, sort_keys=True).replace("'", "\\u0027")
 

@@ -16,11 +16,11 @@ installable here) says nothing about the tool: :attr:`TestRun.conclusive` is the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from toolsmith.calls import Blame, FailureKind
+from toolsmith.calls import Blame, FailureKind, JSONObject
 from toolsmith.library import ToolLibrary, ToolVersion
 from toolsmith.library import testcases as tooltests
+from toolsmith.library.testcases import ToolCase
 from toolsmith.sandbox import ToolRunner
 from toolsmith.service.toolcall import call_stored_tool
 
@@ -32,7 +32,7 @@ class CaseRun:
     """One case of a version's own tests, as it ran."""
 
     label: str  # "test_args", or "case N" for the N-th stored test case
-    args: dict[str, Any]
+    args: JSONObject
     ok: bool
     error: str | None = None
     error_type: FailureKind | None = None
@@ -42,7 +42,7 @@ class CaseRun:
     def blame(self) -> Blame | None:
         return None if self.ok else (self.error_type or FailureKind.EXCEPTION).blame
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {
             "case": self.label,
             "args": self.args,
@@ -90,7 +90,7 @@ class TestRun:
 
 def run_own_tests(tool: ToolVersion, *, library: ToolLibrary, runner: ToolRunner, actor: str) -> TestRun:
     """Run ``tool``'s ``test_args`` and each stored case; every call is recorded, none quarantines."""
-    cases: list[tuple[str, dict[str, Any], dict[str, Any] | None]] = [(TEST_ARGS, dict(tool.spec.test_args), None)]
+    cases: list[tuple[str, JSONObject, ToolCase | None]] = [(TEST_ARGS, dict(tool.spec.test_args), None)]
     cases += [(f"case {n}", dict(case["args"]), case) for n, case in enumerate(tool.spec.tests, 1)]
     done: list[CaseRun] = []
     for label, args, case in cases:

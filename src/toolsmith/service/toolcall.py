@@ -23,28 +23,28 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
 
-from toolsmith.calls import Blame, FailureKind, Note, NoteKind, Outcome
+from toolsmith.calls import Blame, FailureKind, JSONObject, JSONValue, Note, NoteKind, Outcome
 from toolsmith.isolation import ToolCallResult
 from toolsmith.library import ToolLibrary, ToolVersion, UsageStats
 from toolsmith.library import testcases as tooltests
 from toolsmith.library.models import ToolSpec
 from toolsmith.library.schema import argument_problems, coerce_arguments
+from toolsmith.library.testcases import ToolCase
 from toolsmith.sandbox import ToolRunner
 
 TRACEBACK_CHARS = 1500  # the tail of a traceback that a payload carries
 
 
-def prepare_arguments(schema: dict[str, Any], args: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def prepare_arguments(schema: Mapping[str, JSONValue], args: Mapping[str, JSONValue]) -> tuple[JSONObject, list[str]]:
     """The arguments as the tool will get them (coerced, in a new dict) and their problems."""
     coerced = coerce_arguments(schema, args)
     return coerced, argument_problems(schema, coerced, strict=True)
 
 
-def execute(runner: ToolRunner, spec: ToolSpec, args: dict[str, Any], *, warm: bool = False) -> ToolCallResult:
+def execute(runner: ToolRunner, spec: ToolSpec, args: JSONObject, *, warm: bool = False) -> ToolCallResult:
     """Run ``run(**args)`` of ``spec``'s code: the one place that decides how a tool is executed.
 
     ``warm`` asks for a warm worker (:mod:`toolsmith.isolation.warm`), which serves a
@@ -95,7 +95,7 @@ class StoredCall:
     def result(self) -> Outcome:
         """The call as a model or an MCP client gets it: the value with its source, or why not."""
         run, tool = self.run, self.tool
-        data: dict[str, Any] = {"tool": tool.name, "version": tool.version}
+        data: JSONObject = {"tool": tool.name, "version": tool.version}
         if run.ok:
             data.update(result=run.value, source=source_line(tool))
             return Outcome.success(data, summary=json.dumps(run.value, ensure_ascii=False, default=str))
@@ -126,7 +126,7 @@ QuarantineHook = Callable[[StoredCall], StoredCall]
 
 def call_stored_tool(
     tool: ToolVersion,
-    args: dict[str, Any],
+    args: JSONObject,
     *,
     library: ToolLibrary,
     runner: ToolRunner,
@@ -209,7 +209,7 @@ def record(
 def own_tests_pass(runner: ToolRunner, spec: ToolSpec) -> bool:
     """Whether ``spec``'s test run and every stored test case still give what they should.
     A sandbox that cannot run them proves nothing, so that counts as not passing."""
-    cases: list[tuple[dict[str, Any], dict[str, Any] | None]] = [(dict(spec.test_args), None)]
+    cases: list[tuple[JSONObject, ToolCase | None]] = [(dict(spec.test_args), None)]
     cases += [(dict(case["args"]), case) for case in spec.tests]
     for args, case in cases:
         run = require_value(execute(runner, spec, args, warm=True))

@@ -18,11 +18,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from toolsmith.calls import JSONValue
 from toolsmith.errors import ModelError, ModelResponseError
-from toolsmith.model import ModelReply, ToolCallRequest, Usage, estimate_usage
+from toolsmith.model import ChatMessage, ModelReply, ToolCallRequest, ToolSchema, Usage, estimate_usage
 
-Messages = list[dict[str, Any]]
-ScriptItem = ModelReply | Callable[[Messages, Messages], ModelReply]
+Messages = list[ChatMessage]
+Tools = list[ToolSchema]
+ScriptItem = ModelReply | Callable[[Messages, Tools], ModelReply]
 
 _call_ids = itertools.count(1)
 
@@ -35,7 +37,7 @@ class ScriptedModel:
         self._script: deque[ScriptItem] = deque(replies)
         self._scripted = len(self._script)
         # (messages, tools) of every call, deep-copied when it arrived.
-        self.requests: list[tuple[Messages, Messages]] = []
+        self.requests: list[tuple[Messages, Tools]] = []
 
     def add(self, *items: ScriptItem) -> ScriptedModel:
         """Append more replies to the script."""
@@ -47,7 +49,7 @@ class ScriptedModel:
     def remaining(self) -> int:
         return len(self._script)
 
-    def complete(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> ModelReply:
+    def complete(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSchema]) -> ModelReply:
         sent = (copy.deepcopy(list(messages)), copy.deepcopy(list(tools)))
         self.requests.append(sent)
         number = len(self.requests)
@@ -74,7 +76,7 @@ class ScriptedModel:
                 f"replies were never used ({len(self.requests)} call(s) made)."
             )
 
-    def _with_usage(self, reply: ModelReply, sent: tuple[Messages, Messages]) -> ModelReply:
+    def _with_usage(self, reply: ModelReply, sent: tuple[Messages, Tools]) -> ModelReply:
         usage = reply.usage
         if usage == Usage():
             # Served as the usage a real endpoint reports, so it is not marked estimated.
@@ -93,7 +95,9 @@ def _summary(messages: Messages) -> str:
 # --- building replies -----------------------------------------------------------------
 
 
-def tool_call(name: str, arguments: Mapping[str, Any] | str | None = None, *, id: str | None = None) -> ToolCallRequest:
+def tool_call(
+    name: str, arguments: Mapping[str, JSONValue] | str | None = None, *, id: str | None = None
+) -> ToolCallRequest:
     """A tool call; a ``str`` is sent exactly as given (to test malformed JSON)."""
     raw = arguments if isinstance(arguments, str) else json.dumps(dict(arguments or {}), ensure_ascii=False)
     return ToolCallRequest(id=id or f"call_{next(_call_ids):04d}", name=name, arguments=raw)
@@ -112,7 +116,7 @@ def final(text: str) -> ModelReply:
 # --- reading the transcript inside a callable reply ------------------------------------
 
 
-def last_tool_result(messages: Sequence[Mapping[str, Any]], *, name: str | None = None) -> Any:
+def last_tool_result(messages: Sequence[ChatMessage], *, name: str | None = None) -> Any:
     """The JSON-decoded content of the last ``role: tool`` message (of tool ``name``).
 
     Content that is not JSON comes back as the string it is.
@@ -131,7 +135,7 @@ def last_tool_result(messages: Sequence[Mapping[str, Any]], *, name: str | None 
     raise ModelError(f"No tool result{which} in the transcript yet: the script is out of step.")
 
 
-def last_user_text(messages: Sequence[Mapping[str, Any]]) -> str:
+def last_user_text(messages: Sequence[ChatMessage]) -> str:
     """The text of the last user message (the task, in a one-task transcript)."""
     for message in reversed(messages):
         if message.get("role") == "user":
@@ -139,19 +143,18 @@ def last_user_text(messages: Sequence[Mapping[str, Any]]) -> str:
     raise ModelError("No user message in the transcript.")
 
 
-def _called_tool(messages: Sequence[Mapping[str, Any]], result: Mapping[str, Any]) -> str | None:
-    if isinstance(result.get("name"), str):
-        return str(result["name"])
+def _called_tool(messages: Sequence[ChatMessage], result: ChatMessage) -> str | None:
+    if "name" in result:
+        return result["name"]
     call_id = result.get("tool_call_id")
     for message in messages:
         for call in message.get("tool_calls") or []:
-            if isinstance(call, Mapping) and call.get("id") == call_id:
-                function = call.get("function")
-                return function.get("name") if isinstance(function, Mapping) else None
+            if call["id"] == call_id:
+                return call["function"]["name"]
     return None
 
 
-def _content_text(content: Any) -> str:
+def _content_text(content: object) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):

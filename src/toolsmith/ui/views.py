@@ -20,6 +20,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import DiffLexer, PythonLexer
 
 from toolsmith.library import AuditEntry, EvidenceEntry, Status, ToolLibrary, ToolVersion
+from toolsmith.library.testcases import ToolCase
 from toolsmith.service import review as rv
 from toolsmith.service.evidence import describe as describe_evidence
 from toolsmith.service.rollback import RollbackInfo, last_rollback
@@ -78,8 +79,8 @@ class ToolView:
     previous: ToolVersion | None
     diff: Markup | None
     changed: list[str]
-    checks: list[dict[str, Any]]
-    tests: list[dict[str, Any]]  # the tool's further cases: {"args", "expect" | "contains"}
+    checks: list[rv.RecordedCheck]
+    tests: list[ToolCase]  # the tool's further cases
     audit: list[AuditEntry]
     actions: tuple[str, ...]
     code: Markup
@@ -272,7 +273,7 @@ class PendingItem:
     served: ToolVersion | None
     diff: Markup | None
     changed: list[str]
-    checks: list[dict[str, Any]]
+    checks: list[rv.RecordedCheck]
 
 
 def review_queue(library: ToolLibrary) -> list[PendingItem]:

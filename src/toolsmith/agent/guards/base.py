@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Generic, TypeVar, cast
 from toolsmith.agent.context import TaskContext
 from toolsmith.calls import Call, Note, NoteKind, Outcome, Refusal
 from toolsmith.events import GuardFired, GuardHook
+from toolsmith.model import ChatMessage
 
 S = TypeVar("S")
 
@@ -36,7 +37,7 @@ class Draft:
 
     text: str
     finish_reason: str | None = None
-    messages: Sequence[dict[str, Any]] = field(default_factory=tuple)
+    messages: Sequence[ChatMessage] = field(default_factory=tuple)
 
     @property
     def evidence(self) -> str:

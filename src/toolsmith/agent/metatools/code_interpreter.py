@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from toolsmith.agent.context import TaskContext
-from toolsmith.calls import Note, NoteKind, Outcome
+from toolsmith.calls import JSONObject, Note, NoteKind, Outcome
 from toolsmith.errors import InstallError, PackageError, PackageRefused
 from toolsmith.gate.verification import judge
 from toolsmith.isolation import ExecResult
+from toolsmith.model import ToolSchema
 from toolsmith.model.replies import usable_code
 
 NOT_VERIFIED_NOTE = (
@@ -22,7 +23,7 @@ NOT_VERIFIED_NOTE = (
     "Print the real data the library returned."
 )
 
-SCHEMA: dict[str, Any] = {
+SCHEMA: ToolSchema = {
     "type": "function",
     "function": {
         "name": "code_interpreter",
@@ -49,8 +50,8 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def handle(ctx: TaskContext, args: dict[str, Any]) -> Outcome:
-    code = usable_code(args["code"])
+def handle(ctx: TaskContext, args: JSONObject) -> Outcome:
+    code = usable_code(str(args["code"]))
     timeout = _timeout(args.get("timeout"), ctx.settings.limits.timeout_s)
     try:
         run = ctx.sandbox.run_code(code, pip_install=args.get("pip_install"), timeout_s=timeout)
@@ -63,7 +64,7 @@ def handle(ctx: TaskContext, args: dict[str, Any]) -> Outcome:
     for requirement in run.installed:
         ctx.installed[requirement.name] = requirement
     result = run.exec
-    data: dict[str, Any] = {
+    data: JSONObject = {
         "exit_code": result.exit_code,
         "stdout": result.stdout,
         "stderr": result.stderr,

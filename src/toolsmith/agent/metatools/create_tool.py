@@ -15,21 +15,22 @@ import json
 import re
 import time
 from dataclasses import replace
-from typing import Any
 
 from toolsmith.agent.context import TaskContext
 from toolsmith.agent.metatools.task_values import task_values_match
-from toolsmith.calls import Note, NoteKind, Outcome
+from toolsmith.calls import JSONObject, JSONValue, Note, NoteKind, Outcome
 from toolsmith.errors import ToolNotFoundError
 from toolsmith.library import Status, ToolVersion
 from toolsmith.library import testcases as tooltests
 from toolsmith.library.models import Provenance, ToolSpec
+from toolsmith.library.testcases import ToolCase
+from toolsmith.model import ToolSchema
 from toolsmith.model.replies import usable_code
 from toolsmith.packages import pins
 from toolsmith.packages.index import normalize_name
 from toolsmith.redaction import Redactor
 
-SCHEMA: dict[str, Any] = {
+SCHEMA: ToolSchema = {
     "type": "function",
     "function": {
         "name": "create_tool",
@@ -93,7 +94,7 @@ _STOP = frozenset(
 )
 
 
-def handle(ctx: TaskContext, args: dict[str, Any]) -> Outcome:
+def handle(ctx: TaskContext, args: JSONObject) -> Outcome:
     try:
         spec, understood = _spec(ctx, args)
     except ValueError as exc:
@@ -104,7 +105,7 @@ def handle(ctx: TaskContext, args: dict[str, Any]) -> Outcome:
     return outcome
 
 
-def _create(ctx: TaskContext, spec: ToolSpec, args: dict[str, Any]) -> Outcome:
+def _create(ctx: TaskContext, spec: ToolSpec, args: JSONObject) -> Outcome:
     """Deduplicate, gate and store ``spec``."""
     if Redactor.from_environment().contains_secret(json.dumps(spec.canonical(), ensure_ascii=False)):
         # Tool records are shared and exported; a key written into one would leak with it.
@@ -132,7 +133,7 @@ def _create(ctx: TaskContext, spec: ToolSpec, args: dict[str, Any]) -> Outcome:
     stored = _store(ctx, replace(spec, parameters=report.parameters or spec.parameters), gate)
     ctx.unlock(stored)
     ctx.created.append(stored)
-    data = {
+    data: JSONObject = {
         "name": stored.name,
         "version": stored.version,
         "status": stored.status.value,
@@ -143,7 +144,7 @@ def _create(ctx: TaskContext, spec: ToolSpec, args: dict[str, Any]) -> Outcome:
     return Outcome.success(data, summary=f"stored {stored.ref}", note=_stored_note(ctx, stored))
 
 
-def _refused(error: str, **data: Any) -> Outcome:
+def _refused(error: str, **data: JSONValue) -> Outcome:
     """A tool that was not stored, and why."""
     return Outcome.failed(error, data={**{k: v for k, v in data.items() if v is not None}, "stored": False})
 
@@ -165,11 +166,13 @@ def _stored_note(ctx: TaskContext, stored: ToolVersion) -> str:
     )
 
 
-def _spec(ctx: TaskContext, args: dict[str, Any]) -> tuple[ToolSpec, list[str]]:
+def _spec(ctx: TaskContext, args: JSONObject) -> tuple[ToolSpec, list[str]]:
     parameters, test_args = args.get("parameters"), args.get("test_args")
     keywords = args.get("keywords") or []
     if isinstance(keywords, str):
         keywords = [k.strip() for k in re.split(r"[,;]", keywords) if k.strip()]
+    elif not isinstance(keywords, list):
+        keywords = []
     tests, understood = tooltests.read_cases(args.get("tests"), parameters if isinstance(parameters, dict) else None)
     spec = ToolSpec(
         name=str(args["name"]).strip(),
@@ -184,13 +187,13 @@ def _spec(ctx: TaskContext, args: dict[str, Any]) -> tuple[ToolSpec, list[str]]:
     return spec, understood
 
 
-def _with_parent_tests(ctx: TaskContext, spec: ToolSpec, skip_reason: Any) -> tuple[ToolSpec, int]:
+def _with_parent_tests(ctx: TaskContext, spec: ToolSpec, skip_reason: JSONValue) -> tuple[ToolSpec, int]:
     """``spec`` carrying its parent's test cases too (its test_args as one), unless the model
     said why this version need not pass them; and how many cases were inherited."""
     parent = _parent(ctx, spec.name)
     if parent is None or (isinstance(skip_reason, str) and skip_reason.strip()):
         return spec, 0
-    inherited = ({"args": dict(parent.spec.test_args)}, *parent.spec.tests)
+    inherited: tuple[ToolCase, ...] = ({"args": dict(parent.spec.test_args)}, *parent.spec.tests)
     merged = tooltests.merge(spec.tests, tuple(c for c in inherited if c["args"] != spec.test_args))
     return replace(spec, tests=merged), len(merged) - len(spec.tests)
 
@@ -211,7 +214,7 @@ def _parent(ctx: TaskContext, name: str) -> ToolVersion | None:
         return None
 
 
-def _store(ctx: TaskContext, spec: ToolSpec, gate: dict[str, Any]) -> ToolVersion:
+def _store(ctx: TaskContext, spec: ToolSpec, gate: JSONObject) -> ToolVersion:
     previous = _parent(ctx, spec.name)
     status = Status.PENDING if ctx.settings.review == "required" else Status.ACTIVE
     provenance = Provenance(

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from toolsmith.agent.context import TaskContext
-from toolsmith.calls import Note, NoteKind, Outcome
+from toolsmith.calls import JSONObject, Note, NoteKind, Outcome
+from toolsmith.model import ToolSchema
 
-SCHEMA: dict[str, Any] = {
+SCHEMA: ToolSchema = {
     "type": "function",
     "function": {
         "name": "read_webpage",
@@ -40,7 +39,7 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def handle(ctx: TaskContext, args: dict[str, Any]) -> Outcome:
+def handle(ctx: TaskContext, args: JSONObject) -> Outcome:
     url = str(args["url"])
     # Only what the model asked for is passed, so a reader that takes a URL alone still works.
     options = {key: args[key] for key in ("section", "offset") if args.get(key) not in (None, "")}

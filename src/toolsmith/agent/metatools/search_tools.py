@@ -10,11 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from toolsmith.agent.context import TaskContext
-from toolsmith.calls import Outcome
+from toolsmith.calls import JSONObject, Outcome
+from toolsmith.model import ToolSchema
 
 MAX_LIMIT = 20
 
-SCHEMA: dict[str, Any] = {
+SCHEMA: ToolSchema = {
     "type": "function",
     "function": {
         "name": "search_tools",
@@ -37,7 +38,7 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def handle(ctx: TaskContext, args: dict[str, Any]) -> Outcome:
+def handle(ctx: TaskContext, args: JSONObject) -> Outcome:
     limit = _limit(args.get("limit"))
     hits = ctx.library.search(str(args["query"]), limit=limit, floor=ctx.settings.search_floor)
     ctx.last_hits = list(hits)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from toolsmith.agent.context import TaskContext
-from toolsmith.calls import Note, NoteKind, Outcome
+from toolsmith.calls import JSONObject, Note, NoteKind, Outcome
+from toolsmith.model import ToolSchema
 from toolsmith.web.search import DEFAULT_RESULTS, MAX_RESULTS
 
-SCHEMA: dict[str, Any] = {
+SCHEMA: ToolSchema = {
     "type": "function",
     "function": {
         "name": "web_search",
@@ -34,15 +33,16 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def handle(ctx: TaskContext, args: dict[str, Any]) -> Outcome:
+def handle(ctx: TaskContext, args: JSONObject) -> Outcome:
     found = ctx.web.search(str(args["query"]), args.get("num_results"))
     results = found.get("results") or []
+    results = results if isinstance(results, list) else []
     names = [str(r.get("name") or r.get("title") or r.get("url")) for r in results[:4] if isinstance(r, dict)]
     summary = f"{len(results)} result(s): " + ", ".join(names) if names else "no results"
     return _outcome(found, summary)
 
 
-def _outcome(found: dict[str, Any], summary: str) -> Outcome:
+def _outcome(found: JSONObject, summary: str) -> Outcome:
     """The search's answer (JSON from the web layer) as an outcome."""
     data = {k: v for k, v in found.items() if k not in ("ok", "error", "note")}
     notes = (Note(NoteKind.NOTE, str(found["note"])),) if found.get("note") else ()
