@@ -17,7 +17,7 @@ from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from enum import Enum
 from typing import Any, ClassVar, Union, get_args, get_origin, get_type_hints
 
-from toolsmith.calls import Call, Origin, Outcome
+from toolsmith.calls import Call, JSONObject, Origin, Outcome
 
 MAX_DEPTH = 64
 CUT = "[nested too deeply]"
@@ -52,7 +52,7 @@ class Event:
     task: int
     at: float = field(default_factory=time.time, kw_only=True)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """This event as plain data; values nested past :data:`MAX_DEPTH` are cut off, so
         whatever a model or a tool sent cannot break the code that records or shows it."""
         data = {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
@@ -77,7 +77,7 @@ class Event:
 _HINTS: dict[str, dict[str, Any]] = {}
 
 
-def _hints(cls: type[Event]) -> dict[str, Any]:
+def _hints(cls: type[Event]) -> JSONObject:
     """The resolved field types of an event class (resolved once: annotations are strings here)."""
     if cls.type not in _HINTS:
         _HINTS[cls.type] = get_type_hints(cls)
@@ -183,7 +183,7 @@ class ToolCalled(Event):
     call: Call
     library: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         call = self.call
         return {
             "task": self.task,
@@ -237,11 +237,11 @@ class ToolResult(Event):
         return self.outcome.line
 
     @property
-    def message(self) -> dict[str, Any]:
+    def message(self) -> JSONObject:
         """The outcome as the model read it (JSON)."""
         return self.outcome.to_message()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {
             "task": self.task,
             "at": self.at,

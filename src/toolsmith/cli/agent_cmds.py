@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import typer
 from rich.console import Console
 
+from toolsmith.calls import JSONObject
 from toolsmith.cli.common import (
     EXIT_CONFIG,
     EXIT_CRASH,
@@ -255,7 +256,7 @@ def _offline(options: RunOptions, *, keep: bool = False) -> None:
     raise typer.Exit(EXIT_OK if report.ok else EXIT_FAILED)
 
 
-def offline_output(report: OfflineReport) -> dict[str, Any]:
+def offline_output(report: OfflineReport) -> JSONObject:
     return {
         "mode": "offline",
         "sandbox_backend": report.backend,

@@ -26,7 +26,7 @@ from typing import Any, NoReturn
 
 import typer
 
-from toolsmith.calls import Blame, FailureKind
+from toolsmith.calls import Blame, FailureKind, JSONObject
 from toolsmith.cli.common import EXIT_CONFIG, EXIT_FAILED, fail, open_session, parse_ref, short
 from toolsmith.config import Settings
 from toolsmith.errors import SandboxUnavailableError, ToolNotFoundError, VersionNotServedError
@@ -92,7 +92,7 @@ def _refuse(message: str, kind: FailureKind, **extra: Any) -> NoReturn:
     fail(message, EXIT_CONFIG, as_json=True, kind=kind.value, extra=extra)
 
 
-def _arguments(text: str | None, path: Path | None) -> dict[str, Any]:
+def _arguments(text: str | None, path: Path | None) -> JSONObject:
     """The call's arguments: ``--args``, ``--args-file`` or stdin; none given is ``{}``."""
     if text is not None and path is not None:
         _refuse("give the arguments once: --args or --args-file, not both", FailureKind.BAD_ARGUMENTS)

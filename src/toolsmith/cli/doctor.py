@@ -14,13 +14,13 @@ import subprocess
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import httpx
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from toolsmith.calls import JSONObject
 from toolsmith.config import Settings, unknown_environment
 from toolsmith.config.home import home_problem, is_read_only
 from toolsmith.config.providers import resolve_provider
@@ -37,7 +37,7 @@ class Check:
     ok: bool | None  # None: not applicable / skipped
     detail: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {"check": self.name, "ok": self.ok, "detail": self.detail}
 
 

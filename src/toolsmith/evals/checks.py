@@ -32,6 +32,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from toolsmith.calls import JSONObject
 from toolsmith.errors import SuiteError
 
 KINDS = ("evolve", "reuse", "paraphrase", "crosslang", "compose", "generalise", "impossible")
@@ -361,9 +362,9 @@ def checks_from_dict(data: dict[str, Any]) -> Checks:
     )
 
 
-def checks_to_dict(checks: Checks) -> dict[str, Any]:
+def checks_to_dict(checks: Checks) -> JSONObject:
     """The JSON form of ``checks`` (empty parts left out)."""
-    data: dict[str, Any] = {"lang": checks.lang}
+    data: JSONObject = {"lang": checks.lang}
     if checks.numbers:
         data["numbers"] = [_number_dict(n) for n in checks.numbers]
     if checks.times:
@@ -379,8 +380,8 @@ def checks_to_dict(checks: Checks) -> dict[str, Any]:
     return data
 
 
-def _number_dict(n: NumberCheck) -> dict[str, Any]:
-    data: dict[str, Any] = {"value": int(n.value) if n.value.is_integer() else n.value}
+def _number_dict(n: NumberCheck) -> JSONObject:
+    data: JSONObject = {"value": int(n.value) if n.value.is_integer() else n.value}
     if n.abs_tol:
         data["abs"] = n.abs_tol
     if n.rel_tol:
@@ -408,7 +409,7 @@ def task_from_dict(data: dict[str, Any]) -> SuiteTask:
     return task
 
 
-def task_to_dict(task: SuiteTask) -> dict[str, Any]:
+def task_to_dict(task: SuiteTask) -> JSONObject:
     return {
         "id": task.id,
         "input": task.input,

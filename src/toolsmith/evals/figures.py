@@ -16,6 +16,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from toolsmith.calls import JSONObject
 from toolsmith.events import GuardFired, GuardHook
 from toolsmith.records import TaskResult
 
@@ -76,7 +77,7 @@ class SampleFigures:
             error=result.error,
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return asdict(self)
 
     @classmethod

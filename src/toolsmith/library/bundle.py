@@ -25,13 +25,14 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from toolsmith.calls import JSONObject, JSONValue
 from toolsmith.errors import BundleError, ToolNotFoundError
 from toolsmith.library import signing
 from toolsmith.library.models import Provenance, Requirement, Status, ToolSpec, ToolVersion, shown_name
 from toolsmith.library.store import ToolLibrary
-from toolsmith.library.testcases import normalise_cases
+from toolsmith.library.testcases import case_json, normalise_cases
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -55,12 +56,15 @@ class Verdict(Protocol):
     def reason(self) -> str | None: ...
 
     @property
-    def parameters(self) -> dict[str, Any] | None: ...
+    def parameters(self) -> JSONObject | None: ...
 
-    def to_dict(self) -> dict[str, Any]: ...
+    def to_dict(self) -> JSONObject: ...
 
 
 Validator = Callable[[ToolSpec], Verdict]
+# A bundle's manifest.json as read: each tool's entry (name, version, hashes) by name.
+Manifest = dict[str, JSONObject]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -73,7 +77,7 @@ class ImportOutcome:
     version: int | None = None
     reason: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {
             "name": self.name,
             "outcome": self.outcome,
@@ -107,7 +111,7 @@ class ImportReport:
     def ok(self) -> bool:
         return not self.refused
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {
             "ok": self.ok,
             "imported": len(self.imported),
@@ -139,12 +143,8 @@ def export_tools(
     tools = library.list_tools() if wanted is None else [library.get(n) for n in wanted]
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        entries = [_export_one(tool, directory / tool.name) for tool in tools]
-        manifest = {
-            "format": BUNDLE_FORMAT,
-            "format_version": FORMAT_VERSION,
-            "tools": sorted(entries, key=lambda e: str(e["name"])),
-        }
+        entries = sorted((_export_one(tool, directory / tool.name) for tool in tools), key=lambda e: str(e["name"]))
+        manifest: JSONObject = {"format": BUNDLE_FORMAT, "format_version": FORMAT_VERSION, "tools": entries}
         manifest_bytes = _json_bytes(manifest)
         for stale in (signing.SIGNATURE_FILE, signing.SIGNATURE_META):
             (directory / stale).unlink(missing_ok=True)
@@ -157,9 +157,9 @@ def export_tools(
     return [directory / tool.name for tool in tools]
 
 
-def _export_one(tool: ToolVersion, folder: Path) -> dict[str, Any]:
+def _export_one(tool: ToolVersion, folder: Path) -> JSONObject:
     code = tool.spec.code.encode("utf-8")
-    meta = {
+    meta: JSONObject = {
         "format": TOOL_FORMAT,
         "format_version": FORMAT_VERSION,
         "name": tool.name,
@@ -169,7 +169,7 @@ def _export_one(tool: ToolVersion, folder: Path) -> dict[str, Any]:
         "description": tool.spec.description,
         "parameters": tool.spec.parameters,
         "test_args": tool.spec.test_args,
-        "tests": list(tool.spec.tests),
+        "tests": [case_json(c) for c in tool.spec.tests],
         "requirements": tool.spec.canonical()["requirements"],
         "keywords": list(tool.spec.keywords),
         "provenance": tool.provenance.to_dict(),
@@ -191,7 +191,7 @@ def _export_one(tool: ToolVersion, folder: Path) -> dict[str, Any]:
     }
 
 
-def _json_bytes(data: Any) -> bytes:
+def _json_bytes(data: JSONValue) -> bytes:
     return (json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
 
 
@@ -211,7 +211,7 @@ def _write_atomic(path: Path, data: bytes) -> None:
 @dataclass(frozen=True)
 class _Folder:
     path: Path
-    meta: dict[str, Any]
+    meta: JSONObject  # tool.json as read (its fields checked where the spec is made)
     meta_bytes: bytes
     code_bytes: bytes
     spec: ToolSpec
@@ -263,7 +263,7 @@ def _verified_manifest(
     return raw, signing.verify_manifest(directory, raw, trusted_key)
 
 
-def _tool_folders(directory: Path, manifest: dict[str, dict[str, Any]] | None) -> list[Path]:
+def _tool_folders(directory: Path, manifest: Manifest | None) -> list[Path]:
     if not directory.is_dir():
         raise BundleError(f"{directory} is not a directory.", path=directory)
     if (directory / TOOL_JSON).exists():  # a single tool folder
@@ -274,12 +274,12 @@ def _tool_folders(directory: Path, manifest: dict[str, dict[str, Any]] | None) -
     return folders
 
 
-def _parse_manifest(path: Path, raw: bytes) -> dict[str, dict[str, Any]]:
+def _parse_manifest(path: Path, raw: bytes) -> Manifest:
     data = _parse_json(path, raw)
     tools = data.get("tools")
     if data.get("format") != BUNDLE_FORMAT or not isinstance(tools, list):
         raise BundleError(f"{path} is not a toolsmith bundle manifest.", path=path)
-    entries: dict[str, dict[str, Any]] = {}
+    entries: Manifest = {}
     for entry in tools:
         if not (isinstance(entry, dict) and isinstance(entry.get("name"), str)):
             raise BundleError(f"{path}: every entry of 'tools' needs a 'name'.", path=path)
@@ -316,7 +316,7 @@ def _read_folder(folder: Path) -> _Folder:
     return _Folder(path=folder, meta=meta, meta_bytes=meta_bytes, code_bytes=code_bytes, spec=spec)
 
 
-def _field(meta: dict[str, Any], key: str, kind: type) -> Any:
+def _field(meta: JSONObject, key: str, kind: type[T]) -> T:
     if key not in meta:
         raise ValueError(f"the field {key!r} is missing")
     value = meta[key]
@@ -329,7 +329,7 @@ def _read_bytes(path: Path) -> bytes:
     return signing.read_plain_file(path, limit=_MAX_FILE_BYTES)
 
 
-def _parse_json(path: Path, raw: bytes) -> dict[str, Any]:
+def _parse_json(path: Path, raw: bytes) -> JSONObject:
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -339,7 +339,7 @@ def _parse_json(path: Path, raw: bytes) -> dict[str, Any]:
     return data
 
 
-def _tampering(folder: _Folder, manifest: dict[str, dict[str, Any]] | None) -> str | None:
+def _tampering(folder: _Folder, manifest: Manifest | None) -> str | None:
     """Why the folder's content cannot be trusted, or None when every hash checks out."""
     meta, name = folder.meta, folder.spec.name
     if folder.path.name != name and manifest is not None:
@@ -364,7 +364,7 @@ def _tampering(folder: _Folder, manifest: dict[str, dict[str, Any]] | None) -> s
 def _import_one(
     library: ToolLibrary,
     folder: _Folder,
-    manifest: dict[str, dict[str, Any]] | None,
+    manifest: Manifest | None,
     validate: Validator,
     status: Status,
     actor: str,
@@ -381,8 +381,9 @@ def _import_one(
         return ImportOutcome(spec.name, "refused", path, reason=f"gate: {verdict.reason}")
     if verdict.parameters is not None:
         spec = replace(spec, parameters=verdict.parameters)
-    original = Provenance.from_dict(folder.meta.get("provenance") or {})
-    details = {
+    recorded = folder.meta.get("provenance")
+    original = Provenance.from_dict(recorded if isinstance(recorded, dict) else {})
+    details: JSONObject = {
         "source": path,
         "exported_version": folder.meta.get("version"),
         "exported_hash": folder.meta["hash"],

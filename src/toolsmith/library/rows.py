@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from toolsmith.calls import JSONObject
 from toolsmith.errors import DamagedRecordError
 from toolsmith.library.models import (
     AuditEntry,
@@ -28,6 +29,7 @@ from toolsmith.library.models import (
     ToolVersion,
     UsageStats,
 )
+from toolsmith.library.testcases import ToolCase, stored_case
 
 VERSION_COLUMNS = (
     "v.id, v.name, v.version, v.hash, v.description, v.parameters, v.code, v.test_args, v.tests, "
@@ -57,7 +59,7 @@ def _json(row: Any, column: str, label: str) -> Any:
         raise DamagedRecordError(f"{label}: {column} is not JSON: {exc}") from exc
 
 
-def _json_object(row: Any, column: str, label: str) -> dict[str, Any]:
+def _json_object(row: Any, column: str, label: str) -> JSONObject:
     value = _json(row, column, label)
     if not isinstance(value, dict):
         raise DamagedRecordError(f"{label}: {column} holds a JSON {type(value).__name__}, not an object")
@@ -127,8 +129,15 @@ def to_spec(row: Any) -> ToolSpec:
         test_args=_json_object(row, "test_args", label),
         requirements=tuple(_requirement(r, label) for r in _json_list(row, "requirements", label)),
         keywords=tuple(_json_list(row, "keywords", label)),
-        tests=tuple(tests),
+        tests=tuple(_case(c, label) for c in tests),
     )
+
+
+def _case(value: object, label: str) -> ToolCase:
+    try:
+        return stored_case(value)
+    except ValueError as exc:
+        raise DamagedRecordError(f"{label}: tests: {exc}") from None
 
 
 def to_stats(row: Any, label: str = "usage stats") -> UsageStats:

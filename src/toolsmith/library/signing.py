@@ -25,12 +25,12 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from toolsmith.calls import JSONObject
 from toolsmith.errors import BundleError, KeyFileError, SignatureError
 
 SIGNATURE_FILE = "manifest.sig"
@@ -50,7 +50,7 @@ class KeyPairFiles:
     public: Path
     fingerprint: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {"private_key": str(self.private), "public_key": str(self.public), "fingerprint": self.fingerprint}
 
 
@@ -74,7 +74,7 @@ class SignatureCheck:
             return f"signature verified with the trusted key {short}"
         return f"signed by key {short}; intact, but the signer was not checked (pass --verify-key)"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {"signed": self.signed, "trusted": self.trusted, "fingerprint": self.fingerprint}
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from toolsmith.calls import JSONObject
 from toolsmith.errors import ConfigError, CorruptLibraryError, DamagedRecordError, LibraryError, ToolNotFoundError
 from toolsmith.library import location as locations
 from toolsmith.library import relevance
@@ -223,7 +224,7 @@ class ToolLibrary:
         spec: ToolSpec,
         *,
         provenance: Provenance,
-        gate: dict[str, Any],
+        gate: JSONObject,
         status: Status = Status.ACTIVE,
         parent_version: int | None = None,
         actor: str = "agent",
@@ -240,12 +241,12 @@ class ToolLibrary:
         spec: ToolSpec,
         *,
         provenance: Provenance,
-        gate: dict[str, Any],
+        gate: JSONObject,
         status: Status = Status.ACTIVE,
         parent_version: int | None = None,
         actor: str = "agent",
         action: str = "add",
-        details: dict[str, Any] | None = None,
+        details: JSONObject | None = None,
     ) -> tuple[ToolVersion, bool]:
         """Like :meth:`add`, also saying whether a new version was created."""
         status = as_status(status)
@@ -351,7 +352,7 @@ class ToolLibrary:
             rows = tx.execute(f"{EVIDENCE_SELECT} WHERE v.name = ? AND v.version = ? ORDER BY e.id", (name, version))
             return [to_evidence(r) for r in rows.fetchall()]
 
-    def add_evidence(self, name: str, version: int, *, hash: str, actor: str, details: dict[str, Any]) -> EvidenceEntry:
+    def add_evidence(self, name: str, version: int, *, hash: str, actor: str, details: JSONObject) -> EvidenceEntry:
         """Record what an approval of ``name@version`` was given; ``hash`` must be that version's."""
         with self._write() as tx:
             version_id = int(version_row(tx, name, version)["id"])
@@ -407,7 +408,7 @@ class ToolLibrary:
             return fetch(tx, name, version)
 
     def serve_again(
-        self, name: str, version: int, *, reason: str, actor: str, details: dict[str, Any]
+        self, name: str, version: int, *, reason: str, actor: str, details: JSONObject
     ) -> ToolVersion | None:
         """Serve a retired version again (a rollback), audited as ``rollback`` with ``details``.
 
@@ -426,7 +427,7 @@ class ToolLibrary:
             return fetch(tx, name, version)
 
     def note(
-        self, name: str, version: int | None, *, action: str, reason: str, actor: str, details: dict[str, Any]
+        self, name: str, version: int | None, *, action: str, reason: str, actor: str, details: JSONObject
     ) -> None:
         """Append an audit entry that changes no state (a rollback that was considered and declined)."""
         with self._write() as tx:

@@ -140,17 +140,19 @@ def normalise_cases(raw: Any) -> tuple[ToolCase, ...]:
         text = json.dumps(case, sort_keys=True, ensure_ascii=False, default=str)
         if len(text) > MAX_CASE_CHARS:
             raise ValueError(f"test case {number} is longer than {MAX_CASE_CHARS} characters.")
-        cases.append(_stored(json.loads(text)))
+        cases.append(stored_case(json.loads(text)))  # read back from canonical JSON, keys sorted
     return tuple(cases)
 
 
-def _stored(checked: Any) -> ToolCase:
-    """A checked case, read back from its canonical JSON text (so keys come sorted)."""
-    case: ToolCase = {"args": checked["args"]}
-    if "contains" in checked:
-        case["contains"] = checked["contains"]
-    if "expect" in checked:
-        case["expect"] = checked["expect"]
+def stored_case(value: object) -> ToolCase:
+    """A case as stored (``normalise_cases`` made it); ValueError when it has no ``args``."""
+    if not isinstance(value, dict) or not isinstance(value.get("args"), dict):
+        raise ValueError(f"a test case needs 'args', an object: {value!r:.200}")
+    case: ToolCase = {"args": value["args"]}
+    if "contains" in value:
+        case["contains"] = value["contains"]
+    if "expect" in value:
+        case["expect"] = value["expect"]
     return case
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from toolsmith.calls import JSONObject
 from toolsmith.errors import CorruptLibraryError, DamagedRecordError, LibraryError, LibraryNotEmptyError
 from toolsmith.library.rows import VERSION_COLUMNS, to_version
 from toolsmith.library.store import ToolLibrary
@@ -38,8 +39,15 @@ class CopyReport:
     audit_entries: int
     verified_hashes: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+    def to_dict(self) -> JSONObject:
+        return {
+            "source": self.source,
+            "target": self.target,
+            "tools": self.tools,
+            "versions": self.versions,
+            "audit_entries": self.audit_entries,
+            "verified_hashes": self.verified_hashes,
+        }
 
 
 def _insert(columns: tuple[str, ...], table: str) -> str:

@@ -14,6 +14,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from toolsmith.calls import JSONObject
 from toolsmith.errors import ModelResponseError
 from toolsmith.model import nesting
 from toolsmith.model.types import ModelReply, ToolCallRequest, Usage, compute_cost
@@ -41,7 +42,7 @@ def preview(text: str) -> str:
     return f"{start!r}..." if len(text) > _PREVIEW else repr(start)
 
 
-def read_body(body: bytes) -> dict[str, Any]:
+def read_body(body: bytes) -> JSONObject:
     """The JSON object of a non-streamed response; ModelResponseError for anything else."""
     try:
         text = body.decode("utf-8")

@@ -32,19 +32,19 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement
 from packaging.requirements import Requirement as Pep508
-from packaging.tags import sys_tags
+from packaging.tags import Tag, sys_tags
 from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from toolsmith.calls import JSONValue
+from toolsmith.calls import JSONObject, JSONValue
 from toolsmith.errors import InstallError, PackageRefused
 from toolsmith.isolation import bwrap
 from toolsmith.isolation.backend import base_python
@@ -117,7 +117,7 @@ class SyncReport:
     def changed(self) -> bool:
         return bool(self.installed)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {
             "env": str(self.env),
             "requested": [r.to_dict() for r in self.requested],
@@ -430,7 +430,7 @@ class PackageEnv:
         chosen = self._best_file(name, version)
         return chosen[1] if chosen else None
 
-    def _files(self, name: str, version: str) -> list[dict[str, Any]]:
+    def _files(self, name: str, version: str) -> list[JSONObject]:
         try:
             project = self._index().project(name)
         except Exception:  # a pin without a hash beats a failed install
@@ -442,9 +442,9 @@ class PackageEnv:
 
     def _best_file(self, name: str, version: str) -> tuple[str, str] | None:
         """(filename, sha256) of the wheel ``sys_tags()`` prefers, else the sdist."""
-        files = [f for f in self._files(name, version) if not f.get("yanked") and f.get("hashes", {}).get("sha256")]
-        by_tag: dict[Any, dict[str, Any]] = {}
-        sdist: dict[str, Any] | None = None
+        files = [f for f in self._files(name, version) if not f.get("yanked") and _sha256(f)]
+        by_tag: dict[Tag, JSONObject] = {}
+        sdist: JSONObject | None = None
         for entry in files:
             filename = str(entry.get("filename", ""))
             if not filename.endswith(".whl"):
@@ -458,9 +458,9 @@ class PackageEnv:
                 by_tag.setdefault(tag, entry)
         for tag in sys_tags():
             if tag in by_tag:
-                return str(by_tag[tag]["filename"]), str(by_tag[tag]["hashes"]["sha256"])
+                return str(by_tag[tag]["filename"]), str(_sha256(by_tag[tag]))
         if sdist is not None:
-            return str(sdist["filename"]), str(sdist["hashes"]["sha256"])
+            return str(sdist["filename"]), str(_sha256(sdist))
         return None
 
     # -- rebuilding from pins ---------------------------------------------------------
@@ -507,7 +507,7 @@ class PackageEnv:
         record or the index has been tampered with and nothing is installed.
         """
         files = self._files(requirement.name, requirement.version)
-        listed = {str(f.get("hashes", {}).get("sha256")) for f in files}
+        listed = {str(_sha256(f)) for f in files}
         hashes = [str(requirement.sha256)]
         if files and requirement.sha256 not in listed:
             raise InstallError(
@@ -581,3 +581,10 @@ def _wheel_hint(stderr: str) -> str:
             "inside the sandbox)."
         )
     return ""
+
+
+def _sha256(entry: JSONObject) -> str | None:
+    """The sha256 an index lists for one file (its ``hashes`` table), if any."""
+    hashes = entry.get("hashes")
+    digest = hashes.get("sha256") if isinstance(hashes, Mapping) else None
+    return digest if isinstance(digest, str) and digest else None

@@ -29,6 +29,7 @@ from typing import Any
 
 import httpx
 
+from toolsmith.calls import JSONObject
 from toolsmith.errors import ConfigError, PackageError
 
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
@@ -99,10 +100,10 @@ class ProjectFiles:
 
     name: str
     versions: tuple[str, ...]
-    files: tuple[dict[str, Any], ...] = ()
+    files: tuple[JSONObject, ...] = ()  # each as the index lists it: filename, url, hashes, yanked...
 
-    def files_for(self, version: str) -> list[dict[str, Any]]:
-        return [f for f in self.files if _file_version(f.get("filename", ""), self.name) == version]
+    def files_for(self, version: str) -> list[JSONObject]:
+        return [f for f in self.files if _file_version(str(f.get("filename", "")), self.name) == version]
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,7 @@ class ProjectInfo:
     requires_python: str = ""
     keywords: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {
             "name": self.name,
             "version": self.version,
@@ -230,15 +231,15 @@ class PackageIndex:
             files = tuple(f for f in data.get("files", []) if isinstance(f, dict))
             versions = tuple(str(v) for v in data.get("versions", []))
             if not versions:
-                found = {_file_version(f.get("filename", ""), key) for f in files}
+                found = {_file_version(str(f.get("filename", "")), key) for f in files}
                 versions = tuple(sorted(v for v in found if v))
             return ProjectFiles(name=str(data.get("name", key)), versions=versions, files=files)
-        parsed = []
+        parsed: list[JSONObject] = []
         for href, text in _ANCHOR.findall(response.text):
             url, _, fragment = href.partition("#")
             hashes = dict([fragment.split("=", 1)]) if "=" in fragment else {}
             parsed.append({"filename": text.strip(), "url": url, "hashes": hashes})
-        found = {_file_version(f["filename"], key) for f in parsed}
+        found = {_file_version(str(f["filename"]), key) for f in parsed}
         return ProjectFiles(name=key, versions=tuple(sorted(v for v in found if v)), files=tuple(parsed))
 
     # -- JSON metadata -----------------------------------------------------------------

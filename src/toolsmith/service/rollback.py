@@ -24,8 +24,9 @@ nothing. :func:`last_rollback` finds the rollback behind the version served now,
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from toolsmith.calls import JSONObject
 from toolsmith.errors import ToolNotFoundError
 from toolsmith.library import AuditEntry, Status, ToolLibrary, ToolVersion
 from toolsmith.sandbox import ToolRunner
@@ -69,7 +70,7 @@ class RollbackInfo:
         broke = f"v{self.from_version} was quarantined" if self.from_version is not None else "rolled back"
         return f"v{self.to_version} is served again since {since} UTC: {broke} ({self.reason})"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {
             "to_version": self.to_version,
             "from_version": self.from_version,
@@ -112,7 +113,7 @@ def consider(broken: ToolVersion, *, library: ToolLibrary, runner: ToolRunner, a
         _decline(library, broken, parent, own, theirs, why, actor)
         return None
     reason = f"v{broken.version} quarantined failing its own tests ({_first_error(own)}); v{parent.version} passes its"
-    details = {"replaces": broken.version, "broken": _result(own), "parent": _result(theirs)}
+    details: JSONObject = {"replaces": broken.version, "broken": _result(own), "parent": _result(theirs)}
     return library.serve_again(broken.name, parent.version, reason=reason, actor=actor, details=details)
 
 
@@ -147,14 +148,14 @@ def _decline(
     why: str,
     actor: str,
 ) -> None:
-    details: dict[str, Any] = {"parent": parent.version, "broken": _result(own)}
+    details: JSONObject = {"parent": parent.version, "broken": _result(own)}
     if theirs is not None:
         details["parent_tests"] = _result(theirs)
     reason = f"v{parent.version} not served again: {why}"
     library.note(broken.name, broken.version, action=DECLINED, reason=reason, actor=actor, details=details)
 
 
-def _result(run: TestRun) -> dict[str, Any]:
+def _result(run: TestRun) -> JSONObject:
     return {"passed": run.passed, "summary": run.summary(), "cases": [c.to_dict() for c in run.cases]}
 
 

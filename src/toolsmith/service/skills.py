@@ -21,8 +21,8 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from toolsmith.calls import JSONObject
 from toolsmith.errors import LibraryError, ToolNotFoundError
 from toolsmith.library import Status, ToolLibrary, ToolVersion
 from toolsmith.service.skillfiles import SkillFiles, render, skill_name
@@ -40,7 +40,7 @@ class SkillChange:
     tool: str = ""  # NAME@VERSION the folder holds (or held)
     reason: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {"skill": self.skill, "action": self.action, "tool": self.tool, "reason": self.reason}
 
 
@@ -56,7 +56,7 @@ class SkillReport:
     def count(self, action: str) -> int:
         return sum(c.action == action for c in self.changes)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {"ok": self.ok, "directory": str(self.directory), "skills": [c.to_dict() for c in self.changes]}
 
 
@@ -92,7 +92,7 @@ def sync_skills(library: ToolLibrary, directory: Path, *, home: Path | None = No
     return SkillReport(directory, tuple(changes))
 
 
-def read_marker(folder: Path) -> dict[str, Any] | None:
+def read_marker(folder: Path) -> JSONObject | None:
     """The marker toolsmith left in a folder it exported, or None (not ours, or unreadable)."""
     try:
         data = json.loads((folder / MARKER).read_text(encoding="utf-8"))

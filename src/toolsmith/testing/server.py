@@ -28,6 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+from toolsmith.calls import JSONObject
 from toolsmith.config.providers import is_loopback_url
 from toolsmith.errors import ConfigError
 from toolsmith.model import Model, ModelReply
@@ -137,7 +138,7 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             self.close_connection = True  # the client gave up (timed out) first
 
-    def _send_events(self, chunks: list[dict[str, Any]], *, stall_after: int | None) -> None:
+    def _send_events(self, chunks: list[JSONObject], *, stall_after: int | None) -> None:
         """``chunks`` as server-sent events, ended by ``[DONE]``; the body ends with the connection."""
         self.close_connection = True
         try:
@@ -334,14 +335,14 @@ class ScriptedServer:
             del payload["usage"]
         return 200, payload
 
-    def models_payload(self) -> dict[str, Any]:
-        model = {"id": self.model.name, "object": "model", "created": 0, "owned_by": "toolsmith"}
+    def models_payload(self) -> JSONObject:
+        model: JSONObject = {"id": self.model.name, "object": "model", "created": 0, "owned_by": "toolsmith"}
         return {"object": "list", "data": [model]}
 
 
-def completion_payload(reply: ModelReply, *, request_model: str = "", number: int = 1) -> dict[str, Any]:
+def completion_payload(reply: ModelReply, *, request_model: str = "", number: int = 1) -> JSONObject:
     """``reply`` as the JSON body of a ``chat.completion`` response."""
-    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    message: JSONObject = {"role": "assistant", "content": reply.content}
     if reply.tool_calls:
         message["tool_calls"] = [
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
@@ -363,23 +364,28 @@ def completion_payload(reply: ModelReply, *, request_model: str = "", number: in
 
 def stream_chunks(
     reply: ModelReply, *, request_model: str = "", number: int = 1, usage: bool = False, size: int = 16
-) -> list[dict[str, Any]]:
+) -> list[JSONObject]:
     """``reply`` as the ``chat.completion.chunk`` objects of a stream, text cut every ``size`` characters."""
-    base = {
+    base: JSONObject = {
         "id": f"chatcmpl-scripted-{number}",
         "object": "chat.completion.chunk",
         "created": int(time.time()),
         "model": reply.model or request_model,
     }
 
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    def chunk(delta: JSONObject, finish: str | None = None) -> JSONObject:
         return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
     chunks = [chunk({"role": "assistant", "content": ""})]
     chunks += [chunk({"reasoning_content": p}) for p in _pieces(reply.reasoning or "", size)]
     chunks += [chunk({"content": p}) for p in _pieces(reply.content or "", size)]
     for index, call in enumerate(reply.tool_calls):
-        head = {"index": index, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": ""}}
+        head: JSONObject = {
+            "index": index,
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": ""},
+        }
         chunks.append(chunk({"tool_calls": [head]}))
         for piece in _pieces(call.arguments, size):
             chunks.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
@@ -423,8 +429,8 @@ def transcript_problem(messages: list[Any]) -> str | None:
     return f"the transcript ends with unanswered tool calls {pending}." if pending else None
 
 
-def _usage_payload(reply: ModelReply) -> dict[str, Any]:
-    usage: dict[str, Any] = {
+def _usage_payload(reply: ModelReply) -> JSONObject:
+    usage: JSONObject = {
         "prompt_tokens": reply.usage.prompt_tokens,
         "completion_tokens": reply.usage.completion_tokens,
         "total_tokens": reply.usage.total_tokens,
@@ -444,7 +450,7 @@ def _route(path: str) -> str:
     return path.removeprefix("/v1")
 
 
-def _error(message: str, kind: str) -> dict[str, Any]:
+def _error(message: str, kind: str) -> JSONObject:
     return {"error": {"message": message, "type": kind, "code": kind}}
 
 

@@ -18,9 +18,8 @@ import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
-from toolsmith.calls import Call, Outcome
+from toolsmith.calls import Call, JSONObject, Outcome
 from toolsmith.events import (
     Event,
     FinalAnswer,
@@ -62,7 +61,7 @@ class ToolStep:
         return "" if self.outcome is None else self.outcome.line
 
     @property
-    def message(self) -> dict[str, Any] | None:
+    def message(self) -> JSONObject | None:
         """The outcome as the model read it."""
         return None if self.outcome is None else self.outcome.to_message()
 
@@ -213,7 +212,7 @@ def read_run(path: Path) -> Run:
     return run
 
 
-def _records(path: Path, run: Run) -> list[dict[str, Any]]:
+def _records(path: Path, run: Run) -> list[JSONObject]:
     try:
         with path.open("rb") as fh:
             blob = fh.read(MAX_BYTES + 1)

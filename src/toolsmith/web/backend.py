@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
+
+from toolsmith.calls import JSONObject
 
 
 @dataclass(frozen=True)
@@ -19,8 +21,8 @@ class SearchResult:
     project_urls: dict[str, str] | None = None
     popularity_rank: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"title": self.title, "url": self.url, "snippet": self.snippet}
+    def to_dict(self) -> JSONObject:
+        data: JSONObject = {"title": self.title, "url": self.url, "snippet": self.snippet}
         extras = {
             "package": self.package,
             "version": self.version,

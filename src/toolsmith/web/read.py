@@ -23,6 +23,7 @@ from urllib.parse import SplitResult, urlsplit
 
 import httpx
 
+from toolsmith.calls import JSONObject
 from toolsmith.config import Settings
 from toolsmith.errors import ConfigError, PackageError
 from toolsmith.packages.index import PackageIndex, ProjectInfo, normalize_name, pip_default_index
@@ -69,7 +70,7 @@ def read_webpage(
     section: Any = None,
     offset: Any = None,
     clock: Callable[[], float] = time.monotonic,
-) -> dict[str, Any]:
+) -> JSONObject:
     """Read ``url`` for the model; failures come back as ``{"ok": False, "error": ...}``.
 
     ``section`` (a title fragment) or ``offset`` (a character of the cleaned text) read on
@@ -101,7 +102,7 @@ class _Budget:
     clock: Callable[[], float]
 
 
-def _read(url: Any, settings: Settings, client: httpx.Client | None, view: _View, budget: _Budget) -> dict[str, Any]:
+def _read(url: Any, settings: Settings, client: httpx.Client | None, view: _View, budget: _Budget) -> JSONObject:
     timeout_s, max_bytes = budget.timeout_s, budget.max_bytes
     if not isinstance(url, str) or not url.strip():
         return _error(str(url), "url must be a non-empty http:// or https:// URL string.")
@@ -163,7 +164,7 @@ def _read_package(
     client: httpx.Client | None,
     timeout_s: float,
     view: _View,
-) -> dict[str, Any] | None:
+) -> JSONObject | None:
     """The page built from JSON metadata; None to fall back to fetching the page itself."""
     name, version = page
     # Without a caller's client the index uses its own, which follows the index's redirects.
@@ -186,7 +187,7 @@ def _read_package(
             "web_search to find the right package name.",
         )
     text = _package_text(info)
-    result = {
+    result: JSONObject = {
         "ok": True,
         "url": url,
         "final_url": index.json_api_url + normalize_name(info.name) + "/json",
@@ -223,9 +224,9 @@ def _package_text(info: ProjectInfo) -> str:
 # -- ordinary pages ----------------------------------------------------------------------
 
 
-def _render(fetched: _http.Fetched, view: _View, max_bytes: int) -> dict[str, Any]:
+def _render(fetched: _http.Fetched, view: _View, max_bytes: int) -> JSONObject:
     kind = _classify(fetched.content_type, fetched.body)
-    base = {
+    base: JSONObject = {
         "ok": True,
         "url": fetched.url,
         "final_url": fetched.final_url,
@@ -350,14 +351,14 @@ def strip_tags(page: str) -> str:
 
 
 def _finish(
-    result: dict[str, Any],
+    result: JSONObject,
     text: str,
     view: _View,
     notes: list[str],
     *,
     capped: bool = False,
     prose: bool = False,
-) -> dict[str, Any]:
+) -> JSONObject:
     if prose:
         shaped = page_text.shape(text, view.max_chars, section=view.section, offset=view.offset)
     else:  # JSON and the like: only a window, nothing rearranged
@@ -377,8 +378,8 @@ def _finish(
     return result
 
 
-def _error(url: str, error: str, *, final_url: str | None = None) -> dict[str, Any]:
-    result: dict[str, Any] = {"ok": False, "url": url, "error": error}
+def _error(url: str, error: str, *, final_url: str | None = None) -> JSONObject:
+    result: JSONObject = {"ok": False, "url": url, "error": error}
     if final_url and final_url != url:
         result["final_url"] = final_url
     return result

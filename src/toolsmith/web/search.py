@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 
+from toolsmith.calls import JSONObject
 from toolsmith.config import Settings
 from toolsmith.errors import SearchBackendError
 from toolsmith.web import http as _http
@@ -46,7 +47,7 @@ def web_search(
     retries: int = RATE_LIMIT_RETRIES,
     backoff_s: float = BACKOFF_S,
     sleep: Callable[[float], None] = time.sleep,
-) -> dict[str, Any]:
+) -> JSONObject:
     """Search with the first backend that answers; see the module docstring.
 
     ``sleep`` takes the pause before a rate-limited backend is asked again."""
@@ -54,7 +55,7 @@ def web_search(
     if not isinstance(query, str) or not query.strip():
         return {"ok": False, "error": "query must be a non-empty string.", "tried": []}
     query = " ".join(query.split())[:400]
-    tried: list[dict[str, Any]] = []
+    tried: list[JSONObject] = []
     for entry in backends if backends is not None else settings.search_backends:
         backend, reason = _resolve(entry, settings)
         if backend is None:

@@ -12,9 +12,11 @@ note then lets the model judge, so it is never told something false.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import date
 from typing import Any
+
+from toolsmith.calls import JSONValue
 
 _MONTHS: dict[str, int] = {}
 for _number, _names in enumerate(
@@ -58,7 +60,7 @@ _NUMBER = re.compile(r"(?<![\d.,])\d+(?:[.,]\d+)*")
 _FULLWIDTH = str.maketrans("０１２３４５６７８９，．", "0123456789,.")
 
 
-def task_values_match(task: str, test_args: dict[str, Any]) -> bool:
+def task_values_match(task: str, test_args: Mapping[str, JSONValue]) -> bool:
     """Whether the task states every test argument's value (see the module docstring)."""
     values = [v for v in test_args.values() if v is not None and not isinstance(v, bool)]
     if not values:

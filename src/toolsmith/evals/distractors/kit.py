@@ -13,6 +13,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any
 
+from toolsmith.calls import JSONObject
 from toolsmith.library.models import ToolSpec
 
 Param = tuple[str, str] | tuple[str, str, Any]
@@ -44,11 +45,11 @@ class Distractor:
     tests: tuple[tuple[dict[str, Any], Any], ...]
     keywords: tuple[str, ...] = ()
 
-    def parameters(self) -> dict[str, Any]:
-        properties: dict[str, Any] = {}
+    def parameters(self) -> JSONObject:
+        properties: JSONObject = {}
         required = []
         for name, param in self.params.items():
-            schema: dict[str, Any] = {**_TYPES[param[0]], "description": param[1]}
+            schema: JSONObject = {**_TYPES[param[0]], "description": param[1]}
             if len(param) == 3:
                 schema["default"] = param[2]
             else:

@@ -18,14 +18,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from toolsmith.errors import InstallError, SuiteError
 from toolsmith.evals.checks import task_to_dict
 from toolsmith.evals.groundtruth import calcs
 from toolsmith.evals.groundtruth.day import DAY
 from toolsmith.evals.groundtruth.pairs import PAIRS
-from toolsmith.evals.groundtruth.spec import TaskDef
+from toolsmith.evals.groundtruth.spec import Computed, TaskDef, Values
 
 SUITES: dict[str, tuple[TaskDef, ...]] = {"day_of_use": DAY, "pairs": PAIRS}
 SUITE_DIR = Path(__file__).resolve().parent.parent / "suites"
@@ -64,7 +63,7 @@ def _run(command: list[str], what: str) -> None:
         )
 
 
-def compute(python: Path, definitions: tuple[TaskDef, ...]) -> dict[str, list[dict[str, Any]]]:
+def compute(python: Path, definitions: tuple[TaskDef, ...]) -> dict[str, Values]:
     """Every task's computed values, from :mod:`.calcs` run by ``python``."""
     env = {**os.environ, "PYTHONTZPATH": "", "PYTHONIOENCODING": "utf-8"}
     request = json.dumps([d.request() for d in definitions if d.calls])
@@ -78,11 +77,16 @@ def compute(python: Path, definitions: tuple[TaskDef, ...]) -> dict[str, list[di
     if wrong:
         shown = ", ".join(f"{p} {v or 'missing'} (pinned {calcs.PINS[p]})" for p, v in wrong.items())
         raise SuiteError(f"{python} does not hold the pinned packages: {shown}")
-    values: dict[str, list[dict[str, Any]]] = result["values"]
-    return values
+    return {task: [_computed(task, v) for v in results] for task, results in result["values"].items()}
 
 
-def render(definitions: tuple[TaskDef, ...], values: dict[str, list[dict[str, Any]]]) -> str:
+def _computed(task: str, value: object) -> Computed:
+    if not isinstance(value, dict):
+        raise SuiteError(f"The ground-truth computations gave {task} a result that is not an object: {value!r}")
+    return Computed(value)
+
+
+def render(definitions: tuple[TaskDef, ...], values: dict[str, Values]) -> str:
     """The suite as JSON Lines, one task per line, in order."""
     lines = [json.dumps(task_to_dict(d.task(values.get(d.id, []))), ensure_ascii=False) for d in definitions]
     return "\n".join(lines) + "\n"

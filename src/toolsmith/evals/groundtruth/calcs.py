@@ -16,7 +16,10 @@ import json
 import sys
 from collections.abc import Callable
 from importlib import metadata
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
+
+if TYPE_CHECKING:  # never at run time: this file runs where toolsmith is not installed
+    from toolsmith.calls import JSONObject, JSONValue
 
 # The one list of pinned versions. Changing one changes the truth: rerun
 # `python -m toolsmith.evals.groundtruth` and review the diff of the suites.
@@ -39,7 +42,7 @@ PINS: dict[str, str] = {
 }
 
 
-def workdays(country: str, start: str, end: str, subdiv: str | None = None) -> dict[str, Any]:
+def workdays(country: str, start: str, end: str, subdiv: str | None = None) -> JSONObject:
     """Monday-to-Friday days from ``start`` to ``end`` (both included) that are no public holiday."""
     import holidays
 
@@ -51,7 +54,7 @@ def workdays(country: str, start: str, end: str, subdiv: str | None = None) -> d
     return {"days": len(weekdays) - len(off), "weekday_holidays": off}
 
 
-def tz_convert(when: str, from_tz: str, to_tz: str) -> dict[str, Any]:
+def tz_convert(when: str, from_tz: str, to_tz: str) -> JSONObject:
     """A wall-clock time in one zone, as the wall-clock time in another."""
     from zoneinfo import ZoneInfo
 
@@ -60,7 +63,7 @@ def tz_convert(when: str, from_tz: str, to_tz: str) -> dict[str, Any]:
     return {"time": there.strftime("%H:%M"), "date": there.date().isoformat()}
 
 
-def pinyin(text: str, style: str = "tone") -> dict[str, Any]:
+def pinyin(text: str, style: str = "tone") -> JSONObject:
     """The pinyin syllables of ``text`` (tone marks, or tone numbers with style ``tone3``)."""
     from pypinyin import Style, lazy_pinyin
 
@@ -68,7 +71,7 @@ def pinyin(text: str, style: str = "tone") -> dict[str, Any]:
     return {"syllables": [str(s) for s in lazy_pinyin(text, style=chosen)]}
 
 
-def moon(after: str, phase: str) -> dict[str, Any]:
+def moon(after: str, phase: str) -> JSONObject:
     """The first full or new moon after midnight UTC of ``after``: its UTC date and time."""
     import ephem
 
@@ -78,7 +81,7 @@ def moon(after: str, phase: str) -> dict[str, Any]:
     return {"date": rounded.date().isoformat(), "time": rounded.strftime("%H:%M"), "iso": when.isoformat()}
 
 
-def convert_units(value: float, from_unit: str, to_unit: str) -> dict[str, Any]:
+def convert_units(value: float, from_unit: str, to_unit: str) -> JSONObject:
     """``value`` in ``from_unit`` expressed in ``to_unit`` (Pint's unit names)."""
     import pint
 
@@ -86,7 +89,7 @@ def convert_units(value: float, from_unit: str, to_unit: str) -> dict[str, Any]:
     return {"value": float(registry.Quantity(value, from_unit).to(to_unit).magnitude)}
 
 
-def iban_check(iban: str) -> dict[str, Any]:
+def iban_check(iban: str) -> JSONObject:
     """Whether an IBAN is valid, and its country and bank code when it is."""
     from schwifty import IBAN
     from schwifty.exceptions import SchwiftyException
@@ -98,7 +101,7 @@ def iban_check(iban: str) -> dict[str, Any]:
     return {"valid": True, "country": str(parsed.country_code), "bank_code": str(parsed.bank_code)}
 
 
-def iban_build(country: str, bank_code: str, account: str) -> dict[str, Any]:
+def iban_build(country: str, bank_code: str, account: str) -> JSONObject:
     """The IBAN for a domestic bank code and account number."""
     from schwifty import IBAN
 
@@ -106,21 +109,21 @@ def iban_build(country: str, bank_code: str, account: str) -> dict[str, Any]:
     return {"iban": str(built.compact), "formatted": str(built.formatted)}
 
 
-def number_words(number: int, lang: str, to: str = "cardinal") -> dict[str, Any]:
+def number_words(number: int, lang: str, to: str = "cardinal") -> JSONObject:
     """``number`` written in words in ``lang`` (cardinal or ordinal)."""
     from num2words import num2words
 
     return {"words": str(num2words(number, lang=lang, to=to))}
 
 
-def molar_mass(formula: str) -> dict[str, Any]:
+def molar_mass(formula: str) -> JSONObject:
     """The average molar mass of a chemical formula, in g/mol."""
     from molmass import Formula
 
     return {"g_per_mol": float(Formula(formula).mass)}
 
 
-def sun(lat: float, lon: float, tz: str, date: str, event: str) -> dict[str, Any]:
+def sun(lat: float, lon: float, tz: str, date: str, event: str) -> JSONObject:
     """Sunrise or sunset at a place on a date, as local wall-clock time."""
     from zoneinfo import ZoneInfo
 
@@ -132,14 +135,14 @@ def sun(lat: float, lon: float, tz: str, date: str, event: str) -> dict[str, Any
     return {"time": rounded.strftime("%H:%M"), "iso": when.isoformat()}
 
 
-def isbn13(isbn10: str) -> dict[str, Any]:
+def isbn13(isbn10: str) -> JSONObject:
     """An ISBN-10 as ISBN-13 (with hyphens where the ranges are known)."""
     from stdnum import isbn
 
     return {"valid": bool(isbn.is_valid(isbn10)), "isbn13": str(isbn.to_isbn13(isbn10))}
 
 
-def phone(number: str) -> dict[str, Any]:
+def phone(number: str) -> JSONObject:
     """Validity, line type, region and E.164 form of an international phone number."""
     import phonenumbers
 
@@ -153,7 +156,7 @@ def phone(number: str) -> dict[str, Any]:
     }
 
 
-def country(name: str) -> dict[str, Any]:
+def country(name: str) -> JSONObject:
     """ISO 3166-1 codes of a country, by its English name."""
     import pycountry
 
@@ -161,14 +164,14 @@ def country(name: str) -> dict[str, Any]:
     return {"alpha_2": str(found.alpha_2), "alpha_3": str(found.alpha_3), "numeric": str(found.numeric)}
 
 
-def geodesic_km(a: list[float], b: list[float]) -> dict[str, Any]:
+def geodesic_km(a: list[float], b: list[float]) -> JSONObject:
     """The WGS-84 geodesic distance between two (latitude, longitude) points, in km."""
     from geopy.distance import geodesic
 
     return {"km": float(geodesic(tuple(a), tuple(b)).km)}
 
 
-def easter(year: int, method: str = "western") -> dict[str, Any]:
+def easter(year: int, method: str = "western") -> JSONObject:
     """Easter Sunday of ``year`` (western or orthodox), as a Gregorian date."""
     from dateutil import easter as dateutil_easter
 
@@ -176,14 +179,21 @@ def easter(year: int, method: str = "western") -> dict[str, Any]:
     return {"date": dateutil_easter.easter(year, code).isoformat()}
 
 
-def lunar_to_solar(year: int, month: int, day: int) -> dict[str, Any]:
+def lunar_to_solar(year: int, month: int, day: int) -> JSONObject:
     """A date of the Chinese lunar calendar as a Gregorian date."""
     from lunardate import LunarDate
 
     return {"date": LunarDate(year, month, day).to_solar_date().isoformat()}
 
 
-CALCS: dict[str, Callable[..., dict[str, Any]]] = {
+class Request(TypedDict):
+    """One task's computations: ``calls`` is ``[[name, args], ...]``, in order."""
+
+    id: str
+    calls: list[list[JSONValue]]
+
+
+CALCS: dict[str, Callable[..., JSONObject]] = {
     f.__name__: f
     for f in (
         workdays, tz_convert, pinyin, moon, convert_units, iban_check, iban_build, number_words, molar_mass,
@@ -192,19 +202,24 @@ CALCS: dict[str, Callable[..., dict[str, Any]]] = {
 }  # fmt: skip
 
 
-def run_calls(calls: list[list[Any]]) -> list[dict[str, Any]]:
+def run_calls(calls: list[list[JSONValue]]) -> list[JSONObject]:
     """One task's calls in order; an argument ``{"$ref": [i, key]}`` is call i's value ``key``."""
-    results: list[dict[str, Any]] = []
+    results: list[JSONObject] = []
     for name, args in calls:
-        resolved = {
-            k: results[v["$ref"][0]][v["$ref"][1]] if isinstance(v, dict) and "$ref" in v else v
-            for k, v in args.items()
-        }
-        results.append(CALCS[name](**resolved))
+        if not isinstance(name, str) or not isinstance(args, dict):
+            raise ValueError(f"not a call [name, args]: {[name, args]!r}")
+        results.append(CALCS[name](**{k: _resolved(v, results) for k, v in args.items()}))
     return results
 
 
-def compute(requests: list[dict[str, Any]]) -> dict[str, Any]:
+def _resolved(arg: JSONValue, results: list[JSONObject]) -> JSONValue:
+    if isinstance(arg, dict) and "$ref" in arg:
+        index, key = arg["$ref"]
+        return results[int(index)][str(key)]
+    return arg
+
+
+def compute(requests: list[Request]) -> JSONObject:
     """Every task's calls, run in order; with the versions of the packages that ran them."""
     values = {r["id"]: run_calls(r["calls"]) for r in requests}
     versions: dict[str, str | None] = {}

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
 
 from toolsmith.evals.groundtruth.spec import (
     INVALID,
@@ -29,8 +28,8 @@ from toolsmith.evals.groundtruth.spec import (
 Judge = Callable[[Values], Judged]
 
 
-def _fill(template: str, values: Values, **extra: Any) -> str:
-    fields = {**values[0], **{f"v{i}": v for i, v in enumerate(values)}, **extra}
+def _fill(template: str, values: Values, **extra: str) -> str:
+    fields = {**values[0].fields, **{f"v{i}": v.fields for i, v in enumerate(values)}, **extra}
     return template.format(**fields)
 
 
@@ -38,7 +37,7 @@ def count(template: str, key: str, label: str) -> Judge:
     """A whole number that must be exact (working days)."""
 
     def judge(values: Values) -> Judged:
-        return Judged(_fill(template, values), numbers=(num(values[0][key], label=label),))
+        return Judged(_fill(template, values), numbers=(num(values[0].number(key), label=label),))
 
     return judge
 
@@ -47,7 +46,7 @@ def clock_time(template: str, *, calls: int = 1, tol: int = 0) -> Judge:
     """One wall-clock time per call (a time zone conversion is exact: no tolerance)."""
 
     def judge(values: Values) -> Judged:
-        times = tuple(clock(v["time"], tol, label=f"call {i + 1}") for i, v in enumerate(values[:calls]))
+        times = tuple(clock(v.text("time"), tol, label=f"call {i + 1}") for i, v in enumerate(values[:calls]))
         return Judged(_fill(template, values), times=times)
 
     return judge
@@ -59,8 +58,9 @@ def moment(template: str, lang: str, *, tol: int) -> Judge:
 
     def judge(values: Values) -> Judged:
         last = values[-1]
-        reference = _fill(template, values, when=long_date(last["date"], lang), time=last["time"])
-        return Judged(reference, times=(clock(last["time"], tol),), required=(date_patterns(last["date"]),))
+        date, time = last.text("date"), last.text("time")
+        reference = _fill(template, values, when=long_date(date, lang), time=time)
+        return Judged(reference, times=(clock(time, tol),), required=(date_patterns(date),))
 
     return judge
 
@@ -69,7 +69,7 @@ def day(template: str, lang: str) -> Judge:
     """A calendar date, in any usual spelling."""
 
     def judge(values: Values) -> Judged:
-        date = values[-1]["date"]
+        date = values[-1].text("date")
         return Judged(_fill(template, values, when=long_date(date, lang)), required=(date_patterns(date),))
 
     return judge
@@ -79,7 +79,7 @@ def pinyin(template: str) -> Judge:
     """The syllables in order, apart or joined into words."""
 
     def judge(values: Values) -> Judged:
-        parts = values[0]["syllables"]
+        parts = values[0].texts("syllables")
         return Judged(_fill(template, values, text=" ".join(parts)), required=((syllables(parts),),))
 
     return judge
@@ -92,8 +92,8 @@ def quantity(
     reference writes it the way ``lang`` does (a decimal comma in de, es and fr)."""
 
     def judge(values: Values) -> Judged:
-        checks = tuple(num(v[key], rel_tol=rel_tol, label=label) for v in values[:calls])
-        shown = {f"r{i}": localised(v[key], digits, lang) for i, v in enumerate(values)}
+        checks = tuple(num(v.number(key), rel_tol=rel_tol, label=label) for v in values[:calls])
+        shown = {f"r{i}": localised(v.number(key), digits, lang) for i, v in enumerate(values)}
         return Judged(_fill(template, values, **shown), numbers=checks)
 
     return judge
@@ -110,7 +110,7 @@ def scaled_masses(template: str, moles: tuple[float, ...]) -> Judge:
     """Grams for given amounts of substance: moles × molar mass, each within 0.2%."""
 
     def judge(values: Values) -> Judged:
-        grams = [n * v["g_per_mol"] for n, v in zip(moles, values, strict=True)]
+        grams = [n * v.number("g_per_mol") for n, v in zip(moles, values, strict=True)]
         checks = tuple(num(g, rel_tol=0.002, label="grams") for g in grams)
         shown = {f"g{i}": f"{g:.2f}" for i, g in enumerate(grams)}
         return Judged(_fill(template, values, **shown), numbers=checks)
@@ -122,7 +122,7 @@ def spelled(template: str) -> Judge:
     """A number in words: the words in order, spaces or hyphens between them."""
 
     def judge(values: Values) -> Judged:
-        text = values[-1]["words"]
+        text = values[-1].text("words")
         return Judged(_fill(template, values, words=text), required=((words(text),),))
 
     return judge
@@ -133,9 +133,9 @@ def iban_validity(template: str, lang: str) -> Judge:
 
     def judge(values: Values) -> Judged:
         v = values[0]
-        if not v["valid"]:
+        if not v.flag("valid"):
             return Judged(_fill(template, values), required=((INVALID[lang],),))
-        required = ((VALID[lang],), (_COUNTRY[v["country"]],), (chars(v["bank_code"]),))
+        required = ((VALID[lang],), (_COUNTRY[v.text("country")],), (chars(v.text("bank_code")),))
         return Judged(_fill(template, values), required=required, forbidden=(INVALID[lang],))
 
     return judge
@@ -153,7 +153,7 @@ def code(template: str, key: str) -> Judge:
     """A code (IBAN, ISBN), with or without the usual spaces and hyphens."""
 
     def judge(values: Values) -> Judged:
-        return Judged(_fill(template, values), required=((chars(values[0][key]),),))
+        return Judged(_fill(template, values), required=((chars(values[0].text(key)),),))
 
     return judge
 
@@ -162,7 +162,7 @@ def codes(template: str, keys: tuple[str, ...]) -> Judge:
     """Several short codes, each a whole word (ISO country codes)."""
 
     def judge(values: Values) -> Judged:
-        required = tuple((rf"(?<![A-Za-z0-9]){re.escape(values[0][k])}(?![A-Za-z0-9])",) for k in keys)
+        required = tuple((rf"(?<![A-Za-z0-9]){re.escape(values[0].text(k))}(?![A-Za-z0-9])",) for k in keys)
         return Judged(_fill(template, values), required=required)
 
     return judge
@@ -183,7 +183,7 @@ def phone(template: str, lang: str) -> Judge:
 
     def judge(values: Values) -> Judged:
         v = values[0]
-        required = ((VALID[lang],), (LINE_TYPES[(v["type"], lang)],), (re.escape(v["e164"]) + r"(?!\d)",))
+        required = ((VALID[lang],), (LINE_TYPES[(v.text("type"), lang)],), (re.escape(v.text("e164")) + r"(?!\d)",))
         return Judged(_fill(template, values), required=required, forbidden=(INVALID[lang],))
 
     return judge

@@ -13,11 +13,51 @@ import datetime as dt
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from toolsmith.calls import JSONObject, JSONValue
+from toolsmith.errors import SuiteError
 from toolsmith.evals.checks import Checks, HonestCannot, NumberCheck, SuiteTask, TimeCheck
+from toolsmith.evals.groundtruth.calcs import Request
 
-Values = list[dict[str, Any]]
+
+@dataclass(frozen=True)
+class Computed:
+    """One computation's result (the JSON :mod:`.calcs` printed), read by key with its type
+    checked: a result that is not what a judge expects is a broken suite, said as such."""
+
+    fields: JSONObject
+
+    def _get(self, key: str) -> JSONValue:
+        if key not in self.fields:
+            raise SuiteError(f"A computed result has no {key!r}: {self.fields!r}")
+        return self.fields[key]
+
+    def number(self, key: str) -> float:
+        value = self._get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise SuiteError(f"The computed {key!r} is not a number: {value!r}")
+        return float(value)
+
+    def text(self, key: str) -> str:
+        value = self._get(key)
+        if not isinstance(value, str):
+            raise SuiteError(f"The computed {key!r} is not a text: {value!r}")
+        return value
+
+    def texts(self, key: str) -> list[str]:
+        value = self._get(key)
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise SuiteError(f"The computed {key!r} is not a list of texts: {value!r}")
+        return [str(v) for v in value]
+
+    def flag(self, key: str) -> bool:
+        value = self._get(key)
+        if not isinstance(value, bool):
+            raise SuiteError(f"The computed {key!r} is not true or false: {value!r}")
+        return value
+
+
+Values = list[Computed]
 
 
 @dataclass(frozen=True)
@@ -41,7 +81,7 @@ class TaskDef:
     family: str
     lang: str
     text: str
-    calls: tuple[tuple[str, dict[str, Any]], ...]
+    calls: tuple[tuple[str, JSONObject], ...]
     judge: Callable[[Values], Judged]
     note: str
 
@@ -58,15 +98,15 @@ class TaskDef:
         )
         return SuiteTask(self.id, self.text, self.kind, self.family, checks, self.note)
 
-    def request(self) -> dict[str, Any]:
+    def request(self) -> Request:
         return {"id": self.id, "calls": [[name, args] for name, args in self.calls]}
 
 
-def call(calc: str, /, **args: Any) -> tuple[str, dict[str, Any]]:
+def call(calc: str, /, **args: JSONValue) -> tuple[str, JSONObject]:
     return (calc, args)
 
 
-def ref(index: int, key: str) -> dict[str, Any]:
+def ref(index: int, key: str) -> JSONObject:
     """An argument taken from an earlier call's result (a composed task's second step)."""
     return {"$ref": [index, key]}
 
