@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
+from toolsmith.agent.trajectory import TrajectoryWriter
 from toolsmith.model import ChatMessage, MessageToolCall
 from toolsmith.records import Action, TaskResult, reuse_held
+from toolsmith.redaction import Redactor
 
 
 def test_the_trajectory_writer_imports_no_gate_library_or_sandbox() -> None:
@@ -43,7 +46,7 @@ def test_the_reuse_verdict_from_records_alone() -> None:
     }
 
 
-def test_a_task_records_transcript_reads_back_as_typed_messages() -> None:
+def test_a_task_records_transcript_reads_back_as_typed_messages(tmp_path: Path) -> None:
     call: MessageToolCall = {"id": "c1", "type": "function", "function": {"name": "days", "arguments": '{"n": 1}'}}
     messages: list[ChatMessage] = [
         {"role": "system", "content": "be brief"},
@@ -52,8 +55,14 @@ def test_a_task_records_transcript_reads_back_as_typed_messages() -> None:
         {"role": "tool", "tool_call_id": "c1", "content": '{"ok": true}'},
     ]
     result = TaskResult(index=0, task="t", answer="a", status="answered", messages=messages)
-    record = json.loads(json.dumps({**result.to_dict(), "messages": result.messages}))
+    writer = TrajectoryWriter(tmp_path, "s1", Redactor([]))
+    writer.task(result)
+    writer.close()
+    line = writer.path.read_text(encoding="utf-8").splitlines()[-1]
+    record = json.loads(line)
     assert TaskResult.from_record(record).messages == messages
+    # written as the loop built them, key for key, in the same order
+    assert [list(m) for m in record["messages"]] == [list(m) for m in messages]
     # what is not a message is left out; a value of the wrong type is left out of its message
     odd = [
         {"role": "wizard"},

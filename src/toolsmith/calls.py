@@ -19,7 +19,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Any, Literal, TypeAlias, TypedDict
+from typing import Any
 
 META_TOOL_NAMES: tuple[str, ...] = ("web_search", "read_webpage", "code_interpreter", "create_tool", "search_tools")
 
@@ -262,6 +262,9 @@ class Outcome:
         )
 
 
+# Imported here, beside the JSON and transcript types below, which alone use them.
+from typing import Literal, TypeAlias, TypedDict  # noqa: E402
+
 # JSON as the program builds and reads it. The containers are the covariant read-only
 # ones, so a ``list[str]`` or a ``dict[str, int]`` is JSON as it is, without a copy; an
 # object the program builds is a :data:`JSONObject`, which mypy checks for anything JSON
@@ -341,3 +344,32 @@ def _read_tool_call(value: object) -> MessageToolCall | None:
     if not isinstance(name, str) or not isinstance(arguments, str):
         return None
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def message_json(message: ChatMessage) -> JSONObject:
+    """``message`` as a JSON object (to record it), its keys in the order the loop writes them."""
+    data: JSONObject = {}
+    if "role" in message:
+        data["role"] = message["role"]
+    if "tool_call_id" in message:
+        data["tool_call_id"] = message["tool_call_id"]
+    if "name" in message:
+        data["name"] = message["name"]
+    if "content" in message:
+        data["content"] = message["content"]
+    if "tool_calls" in message:
+        data["tool_calls"] = [
+            {
+                "id": c["id"],
+                "type": c["type"],
+                "function": {"name": c["function"]["name"], "arguments": c["function"]["arguments"]},
+            }
+            for c in message["tool_calls"]
+        ]
+    if "reasoning_content" in message:
+        data["reasoning_content"] = message["reasoning_content"]
+    return data
+
+
+def _function_json(function: FunctionCall) -> JSONObject:
+    return {"name": function["name"], "arguments": function["arguments"]}

@@ -33,12 +33,23 @@ from toolsmith.interrupts import is_interrupt
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl-C (toolsmith.cli.common's too)
 LINE = b"error: interrupted\n"
 REDELIVER_S = 0.005
-_state: dict[str, Any] = {"main": 0, "pending": False, "code": None}
+
+
+class _State:
+    """The exit's bookkeeping: the main thread, a Ctrl-C waiting to be re-delivered, the final code."""
+
+    def __init__(self) -> None:
+        self.main = 0
+        self.pending = False
+        self.code: int | None = None
+
+
+_state = _State()
 
 
 def main() -> NoReturn:
     atexit.register(_end)  # registered first, so it runs after every other exit hook
-    _state["main"] = _thread.get_ident()
+    _state.main = _thread.get_ident()
     sys.unraisablehook = _redeliver_interrupts
     code = EXIT_INTERRUPTED
     try:
@@ -64,14 +75,14 @@ def leave(code: int, *, said: bool) -> NoReturn:
 
     signal.signal(signal.SIGINT, at_exit)
     signal.setitimer(signal.ITIMER_REAL, 0)  # an interrupt still to be delivered is taken here
-    if _state["pending"]:
+    if _state.pending:
         at_exit(signal.SIGINT, None)
-    _state["code"] = code
+    _state.code = code
     sys.exit(code)
 
 
 def _end() -> None:
-    code = _state["code"]
+    code = _state.code
     if code is None:  # main() did not finish: the interpreter ends as it will
         return
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the code is final now
@@ -82,16 +93,16 @@ def _end() -> None:
 
 
 def _redeliver_interrupts(unraisable: Any) -> None:
-    if not issubclass(unraisable.exc_type, KeyboardInterrupt) or _thread.get_ident() != _state["main"]:
+    if not issubclass(unraisable.exc_type, KeyboardInterrupt) or _thread.get_ident() != _state.main:
         sys.__unraisablehook__(unraisable)
         return
-    _state["pending"] = True
+    _state.pending = True
     signal.signal(signal.SIGALRM, _interrupt_now)
     signal.setitimer(signal.ITIMER_REAL, REDELIVER_S)
 
 
 def _interrupt_now(signum: int, frame: FrameType | None) -> None:
-    _state["pending"] = False
+    _state.pending = False
     signal.signal(signal.SIGALRM, signal.SIG_DFL)
     raise KeyboardInterrupt
 

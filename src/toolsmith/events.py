@@ -74,10 +74,10 @@ class Event:
         return cls(**values)
 
 
-_HINTS: dict[str, dict[str, Any]] = {}
+_HINTS: dict[str, dict[str, object]] = {}
 
 
-def _hints(cls: type[Event]) -> JSONObject:
+def _hints(cls: type[Event]) -> dict[str, object]:
     """The resolved field types of an event class (resolved once: annotations are strings here)."""
     if cls.type not in _HINTS:
         _HINTS[cls.type] = get_type_hints(cls)
@@ -90,7 +90,7 @@ def _plain(value: Any) -> Any:
     return bounded(value)
 
 
-def _decode(hint: Any, value: Any, where: str) -> Any:
+def _decode(hint: object, value: Any, where: str) -> Any:
     """``value`` checked against (and converted to) the field type ``hint``."""
     if hint is Any:
         return value

@@ -7,6 +7,7 @@ sandbox (which enforces it), so neither has to import the other to use it.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -40,10 +41,10 @@ class Limits:
         return self if timeout_s is None else replace(self, timeout_s=float(timeout_s))
 
     @classmethod
-    def from_mapping(cls, data: dict[str, Any]) -> Limits:
+    def from_mapping(cls, data: Mapping[str, object]) -> Limits:
         """Build limits from a config table, ignoring keys that are not limits."""
         names = {f.name: f.type for f in fields(cls)}
-        values: dict[str, Any] = {}
+        values: dict[str, Any] = {}  # keyword arguments: an int or a float, as each field is
         for key, value in data.items():
             if key not in names:
                 continue

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
 
+from toolsmith.calls import JSONObject, message_json
 from toolsmith.events import Event
 from toolsmith.records import TaskResult
 from toolsmith.redaction import Redactor
@@ -30,7 +30,7 @@ class TrajectoryWriter:
         self.redactor = redactor
         self._fh = self.path.open("a", encoding="utf-8", errors="backslashreplace")
 
-    def _write(self, record: dict[str, Any]) -> None:
+    def _write(self, record: JSONObject) -> None:
         self._fh.write(json.dumps(self.redactor.data(record), ensure_ascii=False, default=str) + "\n")
         self._fh.flush()
 
@@ -38,9 +38,9 @@ class TrajectoryWriter:
         self._write({"record": "event", **event.to_dict()})
 
     def task(self, result: TaskResult) -> None:
-        self._write({"record": "task", **result.to_dict(), "messages": result.messages})
+        self._write({"record": "task", **result.to_dict(), "messages": [message_json(m) for m in result.messages]})
 
-    def stop(self, details: dict[str, Any]) -> None:
+    def stop(self, details: JSONObject) -> None:
         """Why the run ended early (with the traceback when it was a bug)."""
         self._write({"record": "stop", **details})
 

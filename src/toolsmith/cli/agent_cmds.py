@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from rich.console import Console
@@ -170,11 +170,17 @@ def _write_unstarted(output: Path | None, tasks: list[str], exc: BaseException) 
 
     if output is None:
         return
-    record = {"tasks": [], "answers": [], "results": [], "not_run": tasks, "stop": RunStop.of(exc, None).to_dict()}
+    record: JSONObject = {
+        "tasks": [],
+        "answers": [],
+        "results": [],
+        "not_run": tasks,
+        "stop": RunStop.of(exc, None).to_dict(),
+    }
     _write(output, record)
 
 
-def _write(output: Path, data: dict[str, Any]) -> None:
+def _write(output: Path, data: JSONObject) -> None:
     try:
         write_output(output, data)
     except OSError as exc:  # the run is over either way: say so, do not hide its real outcome

@@ -22,11 +22,11 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import typer
 
-from toolsmith.calls import Blame, FailureKind, JSONObject
+from toolsmith.calls import Blame, FailureKind, JSONObject, JSONValue
 from toolsmith.cli.common import EXIT_CONFIG, EXIT_FAILED, fail, open_session, parse_ref, short
 from toolsmith.config import Settings
 from toolsmith.errors import SandboxUnavailableError, ToolNotFoundError, VersionNotServedError
@@ -88,7 +88,7 @@ def _report(done: StoredCall) -> None:
         raise typer.Exit(EXIT_FAILED)
 
 
-def _refuse(message: str, kind: FailureKind, **extra: Any) -> NoReturn:
+def _refuse(message: str, kind: FailureKind, **extra: JSONValue) -> NoReturn:
     fail(message, EXIT_CONFIG, as_json=True, kind=kind.value, extra=extra)
 
 

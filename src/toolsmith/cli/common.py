@@ -16,13 +16,14 @@ import re
 import sys
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 
+from toolsmith.calls import JSONObject, JSONValue
 from toolsmith.config import Settings, default_home
 from toolsmith.errors import (
     CorruptLibraryError,
@@ -109,14 +110,20 @@ def fail(
     *,
     as_json: bool = False,
     kind: str | None = None,
-    extra: dict[str, Any] | None = None,
+    extra: Mapping[str, JSONValue] | None = None,
 ) -> NoReturn:
     """The one way a command fails: one line on stderr (and a JSON object with ``--json``)."""
     line = one_line(message)
     if code == EXIT_INTERRUPTED:
         _reported["interrupted"] = True
     if as_json:
-        record = {"ok": False, "error": line, "error_type": kind or _kind(code), "exit_code": code, **(extra or {})}
+        record: JSONObject = {
+            "ok": False,
+            "error": line,
+            "error_type": kind or _kind(code),
+            "exit_code": code,
+            **(extra or {}),
+        }
         typer.echo(json.dumps(record, ensure_ascii=False))
     typer.echo(f"error: {line}", err=True)
     raise typer.Exit(code)

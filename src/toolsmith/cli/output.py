@@ -15,8 +15,8 @@ import stat
 import tempfile
 from contextlib import suppress
 from pathlib import Path
-from typing import Any
 
+from toolsmith.calls import JSONObject
 from toolsmith.errors import ConfigError
 from toolsmith.redaction import Redactor
 
@@ -42,7 +42,7 @@ def check_output_path(path: Path) -> None:
     os.unlink(probe)
 
 
-def write_output(path: Path, data: dict[str, Any], redactor: Redactor | None = None) -> None:
+def write_output(path: Path, data: JSONObject, redactor: Redactor | None = None) -> None:
     """Write the ``--output`` JSON atomically, with secrets redacted."""
     redactor = redactor or Redactor.from_environment()
     text = json.dumps(redactor.data(data), ensure_ascii=False, indent=2, default=str) + "\n"

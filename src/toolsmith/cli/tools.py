@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -21,6 +21,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from toolsmith.calls import JSONObject
 from toolsmith.cli import call as call_cmd
 from toolsmith.cli import review
 from toolsmith.cli.common import (
@@ -225,14 +226,15 @@ def audit(
     Console(highlight=False).print(table)
 
 
-def _change(details: dict[str, Any]) -> str:
+def _change(details: JSONObject) -> str:
     """What an audit entry changed, in a few words ("pending -> active", "as pending")."""
     if "from" in details and "to" in details:
         return f"{details['from']} -> {details['to']}"
     if "status" in details:
         return f"as {details['status']}"
-    if isinstance(details.get("versions"), dict):
-        return f"{len(details['versions'])} version(s) deleted"
+    versions = details.get("versions")
+    if isinstance(versions, dict):
+        return f"{len(versions)} version(s) deleted"
     return ""
 
 

@@ -9,6 +9,7 @@ only module of the report that reads Inspect's log format.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.scorer import CORRECT
 
+from toolsmith.calls import JSONObject, JSONValue
 from toolsmith.errors import ToolsmithError
 from toolsmith.evals.figures import ARM_KEY, STORE_KEY, SampleFigures
 
@@ -53,10 +55,15 @@ class ArmRun:
     name: str
     path: str
     model: str
-    arm: dict[str, Any]
+    arm: JSONObject  # the arm's settings as the task's metadata records them
     task_ids: list[str]
     epochs: int
     samples: list[SampleRun] = field(default_factory=list)
+
+    @property
+    def distractors(self) -> int:
+        """How many distractor tools the arm's library held (0 for none)."""
+        return _distractors(self.arm)
 
     def epoch(self, number: int) -> list[SampleRun]:
         """The samples of one epoch in the suite's order."""
@@ -91,15 +98,20 @@ def arm_of(log: EvalLog, name: str | None = None) -> ArmRun:
     )
 
 
-def default_name(arm: dict[str, Any]) -> str:
+def default_name(arm: Mapping[str, JSONValue]) -> str:
     if arm.get("no_create"):
         base = "control"
     elif arm.get("library") == "snapshot":
         base = "frozen"
     else:
         base = "growing"
-    distractors = int(arm.get("distractors") or 0)
+    distractors = _distractors(arm)
     return f"{base}+{distractors}" if distractors else base
+
+
+def _distractors(arm: Mapping[str, JSONValue]) -> int:
+    value = arm.get("distractors")
+    return int(value) if isinstance(value, (int, float, str)) and str(value).strip() else 0
 
 
 def _sample(sample: Any, order: dict[str, int]) -> SampleRun:

@@ -21,7 +21,7 @@ def write_report(runs: list[ArmRun], out: Path) -> Path:
     """Write report.md, report.json and curve.png for ``runs`` into ``out``; returns report.md."""
     out.mkdir(parents=True, exist_ok=True)
     summaries = [summarise(r) for r in runs]
-    curve_runs = [r for r in runs if not int(r.arm.get("distractors") or 0)] or runs
+    curve_runs = [r for r in runs if not r.distractors] or runs
     curve = draw_curve(curve_runs, out / "curve.png")
     data = {"arms": [asdict(s) for s in summaries], "logs": {r.name: r.path for r in runs}, "curve": curve.name}
     (out / "report.json").write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -63,7 +63,7 @@ def _arms_table(summaries: list[ArmSummary]) -> list[str]:
 
 
 def _distractor_table(summaries: list[ArmSummary], runs: list[ArmRun]) -> list[str]:
-    rows = [(int(r.arm.get("distractors") or 0), s) for r, s in zip(runs, summaries, strict=True)]
+    rows = [(r.distractors, s) for r, s in zip(runs, summaries, strict=True)]
     grown = sorted((n, s) for n, s in rows if s.name.startswith("growing"))
     if len(grown) < 2:
         return []

@@ -29,9 +29,11 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from toolsmith.calls import JSONValue
 
 _ERROR_KEYS = frozenset({"error", "errors", "message", "detail", "hint", "warning"})
 
@@ -105,7 +107,7 @@ class Finding:
 
 
 def find_hardcoded_test_values(
-    tree: ast.Module, test_args: dict[str, Any], parameters: dict[str, Any] | None = None
+    tree: ast.Module, test_args: Mapping[str, JSONValue], parameters: Mapping[str, JSONValue] | None = None
 ) -> Finding | None:
     """The first test_args value the code uses as data, or None.
 
@@ -230,8 +232,8 @@ def _listed(info: _Tree, node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value in info.enum_values
 
 
-def _schema_enums(schema: dict[str, Any]) -> set[Any]:
-    found: set[Any] = set()
+def _schema_enums(schema: Mapping[str, JSONValue]) -> set[str | int | float]:
+    found: set[str | int | float] = set()
     properties = schema.get("properties")
     for prop in properties.values() if isinstance(properties, dict) else ():
         if isinstance(prop, dict):

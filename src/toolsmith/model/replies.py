@@ -29,6 +29,7 @@ from collections.abc import Collection
 from dataclasses import replace
 from typing import Any
 
+from toolsmith.calls import JSONObject
 from toolsmith.model import ModelReply, ToolCallRequest, nesting
 from toolsmith.redaction import encodable
 
@@ -190,7 +191,7 @@ def _compiles(code: str) -> bool:
 # -- arguments ---------------------------------------------------------------------------
 
 
-def parse_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
+def parse_arguments(raw: Any) -> tuple[JSONObject, str | None]:
     """The arguments object a model meant, or ``({}, why)`` when there is none to read."""
     if isinstance(raw, dict):
         return raw, None

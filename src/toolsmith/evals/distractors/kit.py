@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass
-from typing import Any
 
-from toolsmith.calls import JSONObject
+from toolsmith.calls import JSONObject, JSONValue
 from toolsmith.library.models import ToolSpec
 
-Param = tuple[str, str] | tuple[str, str, Any]
+Param = tuple[str, str] | tuple[str, str, JSONValue]  # (type, description[, default])
 
-_TYPES: dict[str, dict[str, Any]] = {
+_TYPES: dict[str, JSONObject] = {
     "string": {"type": "string"},
     "integer": {"type": "integer"},
     "number": {"type": "number"},
@@ -41,13 +40,13 @@ class Distractor:
     description: str
     params: dict[str, Param]
     code: str
-    test_args: dict[str, Any]
-    tests: tuple[tuple[dict[str, Any], Any], ...]
+    test_args: JSONObject
+    tests: tuple[tuple[JSONObject, JSONValue], ...]  # (args, what run() returns)
     keywords: tuple[str, ...] = ()
 
     def parameters(self) -> JSONObject:
         properties: JSONObject = {}
-        required = []
+        required: list[str] = []
         for name, param in self.params.items():
             schema: JSONObject = {**_TYPES[param[0]], "description": param[1]}
             if len(param) == 3:
@@ -75,8 +74,8 @@ def tool(
     description: str,
     params: dict[str, Param],
     code: str,
-    test_args: dict[str, Any],
-    *tests: tuple[dict[str, Any], Any],
+    test_args: JSONObject,
+    *tests: tuple[JSONObject, JSONValue],
     keywords: tuple[str, ...] = (),
 ) -> Distractor:
     """A catalogue entry; ``code`` may be indented like the call that holds it."""
