@@ -63,6 +63,8 @@ NOTICE_FALLBACK_S = 5.0
 # A worker thread blocks on notices this long at most, so shutting down never waits on it.
 NOTICE_SLICE_S = 1.0
 HTTP_PATH = "/mcp"
+# Results up to this size go as text and as structured content; larger ones as text only.
+STRUCTURED_MAX_CHARS = 64 * 1024
 
 Context = ServerRequestContext[dict[str, Any]]
 ActiveSet = frozenset[tuple[str, int, str]]
@@ -181,15 +183,22 @@ def mcp_tool(tool: ToolVersion) -> types.Tool:
 
 
 def tool_result(outcome: Outcome) -> types.CallToolResult:
-    """An outcome as MCP sends it: JSON text (every client reads that) and structured content."""
+    """An outcome as MCP sends it: JSON text (every client reads that), and structured content when small."""
     return payload_result(outcome.to_message(), error=not outcome.ok)
 
 
 def payload_result(payload: dict[str, Any], *, error: bool = False) -> types.CallToolResult:
+    """``payload`` as a tool result: its JSON as text, and the same object as structured content.
+
+    A result is sent once: above :data:`STRUCTURED_MAX_CHARS` the text alone carries it (the
+    spec makes the text the fallback every client reads), so a large result does not cross
+    the wire, and the server's memory, twice. The payload is JSON data already (decoded
+    from the tool's result file, or built here), so it needs no second decoding.
+    """
     text = json.dumps(payload, ensure_ascii=False, default=str)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],
-        structured_content=json.loads(text),
+        structured_content=payload if len(text) <= STRUCTURED_MAX_CHARS else None,
         is_error=error,
     )
 
@@ -474,7 +483,12 @@ async def _serve_http(
     protection: dict[str, Any] = {}
     if auth.token is not None:
         protection = {"auth": auth_settings(url), "token_verifier": StaticTokenVerifier(auth.token)}
-    app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host, **protection)
+    # Every response is one JSON body, never a server-sent event: the SDK's client caps an
+    # event at 1 MiB by default and fails larger results in its transport, where the server
+    # cannot see it, while a JSON body has no such cap. Nothing is lost: tool calls send no
+    # progress, list changes go on the standalone GET stream, and subscriptions/listen
+    # streams stay event streams (the SDK keeps them so).
+    app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host, json_response=True, **protection)
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=3, lifespan="on")
     # Said on stderr, and flushed, so a caller asking for port 0 can read the port (and token).
     print(f"toolsmith mcp: serving over streamable HTTP at {url}", file=sys.stderr, flush=True)
