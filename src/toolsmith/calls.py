@@ -54,6 +54,7 @@ class FailureKind(str, Enum):
     UNKNOWN_TOOL = "unknown_tool"  # no tool of that name
     NOT_ACTIVE = "not_active"  # the tool exists but is pending, quarantined or retired
     REFUSED = "refused"  # a guard refused the call before it ran
+    BUSY = "busy"  # the tool is failing and a call of it is already running: this one did not run
     # the machine
     SANDBOX = "sandbox"  # the sandbox could not be set up for this run
     SANDBOX_UNAVAILABLE = "sandbox_unavailable"  # no sandbox backend works on this machine
@@ -84,7 +85,9 @@ class FailureKind(str, Enum):
             return cls.EXCEPTION
 
 
-_CALLER = frozenset({FailureKind.BAD_ARGUMENTS, FailureKind.UNKNOWN_TOOL, FailureKind.NOT_ACTIVE, FailureKind.REFUSED})
+_CALLER = frozenset(
+    {FailureKind.BAD_ARGUMENTS, FailureKind.UNKNOWN_TOOL, FailureKind.NOT_ACTIVE, FailureKind.REFUSED, FailureKind.BUSY}
+)
 _MACHINE = frozenset(
     {
         FailureKind.SANDBOX,

@@ -51,6 +51,7 @@ from toolsmith.library import Status, ToolLibrary, ToolVersion
 from toolsmith.library.schema import argument_problems
 from toolsmith.mcp.auth import HttpAuth, StaticTokenVerifier, auth_settings, resolve_auth
 from toolsmith.sandbox import Sandbox
+from toolsmith.service.admission import Admission
 from toolsmith.service.toolcall import call_stored_tool
 
 log = logging.getLogger("toolsmith.mcp")
@@ -103,6 +104,7 @@ class LibraryTools:
         self.library = library
         self.sandbox = sandbox
         self.reserved: frozenset[str] = frozenset()  # names the server itself serves
+        self.admission = Admission()
         self._shadow_warned: set[str] = set()
 
     def active(self) -> list[ToolVersion]:
@@ -139,20 +141,23 @@ class LibraryTools:
         if tool is None:
             kind = FailureKind.UNKNOWN_TOOL if name not in self.library else FailureKind.NOT_ACTIVE
             return refusal(self._why_not_callable(name), kind)
-        try:
-            call = call_stored_tool(
-                tool,
-                arguments,
-                library=self.library,
-                runner=self.sandbox,
-                actor=actor,
-                quarantine_after=self.settings.quarantine_after,
-                warm=True,  # a stored tool is called again and again
-            )
-        except SandboxUnavailableError as exc:
-            return refusal(
-                f"The sandbox cannot run tools on this machine: {exc}", FailureKind.SANDBOX_UNAVAILABLE, tool
-            )
+        with self.admission.admit(tool) as busy:
+            if busy is not None:  # a failing tool with a call running: not queued behind it
+                return refusal(busy, FailureKind.BUSY, tool)
+            try:
+                call = call_stored_tool(
+                    tool,
+                    arguments,
+                    library=self.library,
+                    runner=self.sandbox,
+                    actor=actor,
+                    quarantine_after=self.settings.quarantine_after,
+                    warm=True,  # a stored tool is called again and again
+                )
+            except SandboxUnavailableError as exc:
+                return refusal(
+                    f"The sandbox cannot run tools on this machine: {exc}", FailureKind.SANDBOX_UNAVAILABLE, tool
+                )
         run = call.run
         if run.error_type is FailureKind.BAD_ARGUMENTS:
             # Refused before it ran: a caller's mistake does not count against the tool's health.
