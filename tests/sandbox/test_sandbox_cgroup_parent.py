@@ -41,10 +41,10 @@ def test_runs_of_both_kinds_share_one_parent_that_leaves_the_host_half_a_core() 
                 assert read(top / "cpu.max") == f"{budget} {cgroups.CPU_PERIOD_US}"
             else:
                 assert int(read(top / "cpu.cfs_quota_us")) == budget
-        # The warm workers' group outweighs the cold runs', and the whole tree a plain process.
+        # The warm workers' group outweighs the cold runs'.
         weight = "cpu.weight" if version == 2 else "cpu.shares"
-        warm, cold, parent = (int(read(p / weight)) for p in (top / "warm", top / "cold", top))
-        assert warm == 2 * cold and parent < cold
+        warm, cold = (int(read(p / weight)) for p in (top / "warm", top / "cold"))
+        assert warm == 2 * cold
     finally:
         for run in runs.values():
             run.close()

@@ -16,9 +16,9 @@ Runs do not sit directly in our cgroup: all of a process's runs share one parent
 group for everything else (:func:`runs_parent`). Each run's own quota caps that run, but
 without the parent nothing capped them all together: a misbehaving tool's runs (a
 hundred in flight, each within its limits) took every core from the server and from the
-other tools. The parent's CPU quota leaves half a core to the host whatever the runs do,
-and its weight is below a plain process's; within it the ``warm`` group weighs twice the
-``cold`` one, so stored-tool calls keep their share when cold runs pile up.
+other tools. The parent's CPU quota leaves half a core to the host whatever the runs do;
+within it the ``warm`` group weighs twice the ``cold`` one, so stored-tool calls keep
+their share when cold runs pile up.
 
 When cgroups are not writable (a normal user, a locked-down container) runs go ahead
 without them and :func:`support` says why; non-root users get ``RLIMIT_NPROC`` enforced
@@ -47,10 +47,12 @@ PIDS_SLACK = 8
 MEMORY_SLACK_MB = 64
 _KILL_ROUNDS_S = 2.0
 _counter = itertools.count()
-# The runs' parent: its quota leaves the host this much of one core; its weight (v1 shares)
-# is half a plain process's. Within it, warm workers weigh twice what cold runs do.
+# The runs' parent: its quota leaves the host this much of one core. Its weight (v1 shares)
+# is two plain processes': a lower one slows every run whenever the machine is busy with
+# anything else, and the quota, not the weight, is what keeps the host's headroom.
+# Within it, warm workers weigh twice what cold runs do.
 HOST_RESERVE_CORES = 0.5
-PARENT_SHARES = 512
+PARENT_SHARES = 2048
 KIND_SHARES = {"warm": 2048, "cold": 1024}
 RUN_KINDS = tuple(KIND_SHARES)
 

@@ -18,15 +18,18 @@ a ``ToolsListChanged`` event on their ``subscriptions/listen`` streams.
 
 The SDK's handlers are async and the library, the sandbox and the agent are not, so
 their work runs in worker threads; the event loop only ever waits. Logging goes to
-stderr: on the stdio transport stdout *is* the protocol.
+stderr: on the stdio transport stdout *is* the protocol, read and written on the event
+loop (:mod:`toolsmith.mcp.stdio`). Over HTTP every response is one JSON body.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import socket
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -50,6 +53,7 @@ from toolsmith.errors import ConfigError, LibraryError, SandboxUnavailableError,
 from toolsmith.library import Status, ToolLibrary, ToolVersion
 from toolsmith.library.schema import argument_problems
 from toolsmith.mcp.auth import HttpAuth, StaticTokenVerifier, auth_settings, resolve_auth
+from toolsmith.mcp.stdio import pipe_stdio
 from toolsmith.sandbox import Sandbox
 from toolsmith.service.admission import Admission
 from toolsmith.service.toolcall import call_stored_tool
@@ -66,6 +70,7 @@ NOTICE_SLICE_S = 1.0
 HTTP_PATH = "/mcp"
 # Results up to this size go as text and as structured content; larger ones as text only.
 STRUCTURED_MAX_CHARS = 64 * 1024
+SCHEMA_TTL_S = 1.0
 
 Context = ServerRequestContext[dict[str, Any]]
 ActiveSet = frozenset[tuple[str, int, str]]
@@ -105,6 +110,7 @@ class LibraryTools:
         self.sandbox = sandbox
         self.reserved: frozenset[str] = frozenset()  # names the server itself serves
         self.admission = Admission()
+        self._schemas: dict[str, tuple[float, dict[str, Any] | None]] = {}
         self._shadow_warned: set[str] = set()
 
     def active(self) -> list[ToolVersion]:
@@ -132,8 +138,22 @@ class LibraryTools:
         return [mcp_tool(tool) for tool in self.active()]
 
     def input_schema(self, name: str) -> dict[str, Any] | None:
-        tool = self.library.served(name) if name not in self.reserved else None
-        return tool.spec.parameters if tool is not None else None
+        """The served version's parameters, for the SDK's check of ``Mcp-Param-*`` headers.
+
+        Asked on the event loop before every call with arguments, so it is remembered for
+        :data:`SCHEMA_TTL_S`: a schema that changed a moment ago only affects that header
+        check, and the call itself is checked against the version that runs.
+        """
+        if name in self.reserved:
+            return None
+        now = time.monotonic()
+        cached = self._schemas.get(name)
+        if cached is not None and now - cached[0] < SCHEMA_TTL_S:
+            return cached[1]
+        tool = self.library.served(name)
+        schema = tool.spec.parameters if tool is not None else None
+        self._schemas[name] = (now, schema)
+        return schema
 
     def call(self, name: str, arguments: dict[str, Any], *, actor: str) -> types.CallToolResult:
         """Call the served version of ``name``; every refusal is an ``isError`` result, never a raise."""
@@ -461,17 +481,21 @@ def serve(settings: Settings, options: ServeOptions, *, solver: TaskSolver | Non
         if options.transport == "http":
             auth = resolve_auth(settings.mcp_token, options.host, disabled=options.no_auth)
             sock = bind_socket(options.host, options.port)
-            anyio.run(_serve_http, server, watcher, sock, options.host, auth)
+            anyio.run(_serve_http, server, watcher, sock, options.host, auth, backend_options=_loop_options())
         else:
             log.info("serving %d tools from %s over stdio", len(tools.active()), library.display)
-            anyio.run(_serve_stdio, server, watcher)
+            anyio.run(_serve_stdio, server, watcher, backend_options=_loop_options())
     finally:
         sandbox.close()
         library.close()
 
 
 async def _serve_stdio(server: LibraryServer, watcher: ListChangeWatcher) -> None:
-    async with stdio_server() as (read_stream, write_stream), anyio.create_task_group() as group:
+    async with (
+        pipe_stdio() as (stdin, stdout),
+        stdio_server(stdin, stdout) as (read_stream, write_stream),
+        anyio.create_task_group() as group,
+    ):
         group.start_soon(watcher.run)
         await server.run(read_stream, write_stream, server.create_initialization_options())
         group.cancel_scope.cancel()
@@ -494,7 +518,7 @@ async def _serve_http(
     # progress, list changes go on the standalone GET stream, and subscriptions/listen
     # streams stay event streams (the SDK keeps them so).
     app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host, json_response=True, **protection)
-    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=3, lifespan="on")
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=3, lifespan="on", http=_http_protocol())
     # Said on stderr, and flushed, so a caller asking for port 0 can read the port (and token).
     print(f"toolsmith mcp: serving over streamable HTTP at {url}", file=sys.stderr, flush=True)
     if auth.generated:
@@ -510,6 +534,16 @@ async def _serve_http(
         group.start_soon(watcher.run)
         await uvicorn.Server(config).serve(sockets=[sock])
         group.cancel_scope.cancel()
+
+
+def _loop_options() -> dict[str, Any]:
+    """uvloop when it is installed (the ``mcp`` extra brings it): a cheaper event loop per request."""
+    return {"use_uvloop": True} if importlib.util.find_spec("uvloop") is not None else {}
+
+
+def _http_protocol() -> str:
+    """httptools' HTTP parser when installed, else h11's (pure Python, several times the cost)."""
+    return "httptools" if importlib.util.find_spec("httptools") is not None else "h11"
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
