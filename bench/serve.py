@@ -331,7 +331,7 @@ def report(figures: dict[str, Any], args: argparse.Namespace) -> bool:
         (f"without faults: p99 {p99:.1f} ms", "<= 100 ms", p99 <= 100),
         (f"with faults: p99 {p99_faulty:.1f} ms = {p99_faulty / p99:.2f}x", "<= 2x", p99_faulty <= 2 * p99),
         (f"server RSS idle {idle:.0f} MiB; after {args.large} large results {figures['after_large']:.0f}", "", True),
-        (f"after 8 large results at once {figures['after_burst']:.0f} MiB (peak {figures['burst_peak']:.0f})", "", True),
+        (f"after 8 large results at once {figures['after_burst']:.0f} (peak {figures['burst_peak']:.0f})", "", True),
         (f"server RSS after the load {after:.0f} MiB = {after / idle:.2f}x idle", "<= 1.25x", after <= 1.25 * idle),
         (f"warm workers and their processes after the load: {count}, {pss:.0f} MiB PSS", "", True),
     ]
