@@ -6,21 +6,24 @@ token, warm workers on, bwrap) over a fresh library:
 1. idle: the server's RSS after one call of each tool;
 2. 40 large results (7.5 MB each, one after another), then the server's RSS;
 3. without faults: 8 concurrent clients x 50 calls of a trivial warm tool;
-4. with faults: the same 8 x 50, while one more client calls misbehaving tools one after
-   another (a result that is not JSON, infinite recursion, a 7.5 MB result, sleeping past
-   the timeout, a CPU spin past it, a memory bomb, a fork bomb, a setsid'd background
-   process) until the good clients are done;
+4. with faults: the same 8 x 50, while one more client calls misbehaving tools in turn,
+   one call at a time (a result that is not JSON, infinite recursion, a 7.5 MB result,
+   sleeping past the timeout, a CPU spin past it, a memory bomb, a fork bomb, a setsid'd
+   background process), until the good clients are done;
 5. the server's RSS after the load, and the warm workers' memory (PSS) beside it.
 
 It prints throughput and p50/p95/p99 of the good tool's calls (as the client saw them)
 with and without faults, the RSS figures, and the targets: without faults >= 150 calls/s
 and p99 <= 100 ms; with faults p99 <= 2x the p99 without; RSS after the load within 25%
 of idle (the workers are separate processes and shown apart). The sandbox timeout is
-3 s here so the slow faults end quickly, and quarantine is set out of reach so every
-fault call really runs (the worst case; in real use a tool failing three times in a row
-is quarantined and its calls are refused at once).
+3 s here so the slow faults end quickly. Settings are otherwise the defaults: a fault
+tool is quarantined at its third failure in a row and its later calls are refused at
+once, as in real use; ``--no-quarantine`` keeps every fault call running (the worst case).
+It also prints the CPU time per good call of the server, the sandbox workers and the
+clients, which on this shared machine says more than the wall clock does.
 
-    python bench/serve.py [--clients 8] [--calls 50] [--large 40] [--mode auto|legacy]
+    python bench/serve.py [--clients 8] [--calls 50] [--large 40] [--mode auto|legacy] [--no-quarantine]
+                          [--faults NAME ...] [--per-tool N]
 """
 
 from __future__ import annotations
@@ -54,22 +57,22 @@ TIMEOUT_S = 3
 LARGE = 7_500_000
 X = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
 GOOD = "def run(x: int) -> dict:\n    return {'y': x + 1}\n"
-FAULTS = {
-    "not_json": "def run(x: int) -> dict:\n    return {'s': {1, 2}}\n",
-    "recursion": "def run(x: int) -> dict:\n    def f(n):\n        return f(n + 1)\n    return {'v': f(x)}\n",
-    "large": f"def run(x: int) -> dict:\n    return {{'blob': 'x' * {LARGE}}}\n",
-    "sleeper": f"import time\n\ndef run(x: int) -> dict:\n    time.sleep({TIMEOUT_S + 5})\n    return {{}}\n",
-    "spinner": "def run(x: int) -> dict:\n    while True:\n        x += 1\n",
-    "memory_bomb": "def run(x: int) -> dict:\n    return {'n': len(bytearray(4 * 1024 ** 3))}\n",
+FAULTS = {  # the quick and the destructive first, so a short run meets each of them
     "fork_bomb": (
         "import os, time\n\ndef run(x: int) -> dict:\n    while True:\n"
         "        if os.fork() == 0:\n            time.sleep(60)\n            os._exit(0)\n"
     ),
+    "memory_bomb": "def run(x: int) -> dict:\n    return {'n': len(bytearray(4 * 1024 ** 3))}\n",
+    "spinner": "def run(x: int) -> dict:\n    while True:\n        x += 1\n",
     "background": (
         "import subprocess, sys\n\ndef run(x: int) -> dict:\n"
         "    subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], start_new_session=True)\n"
         "    return {'started': True}\n"
     ),
+    "not_json": "def run(x: int) -> dict:\n    return {'s': {1, 2}}\n",
+    "recursion": "def run(x: int) -> dict:\n    def f(n):\n        return f(n + 1)\n    return {'v': f(x)}\n",
+    "large": f"def run(x: int) -> dict:\n    return {{'blob': 'x' * {LARGE}}}\n",
+    "sleeper": f"import time\n\ndef run(x: int) -> dict:\n    time.sleep({TIMEOUT_S + 5})\n    return {{}}\n",
 }
 
 
@@ -84,12 +87,11 @@ class Server:
         return self.proc.pid
 
 
-def make_library(home: Path, per_tool: int | None = None) -> None:
+def make_library(home: Path, per_tool: int | None = None, *, quarantine: bool = True) -> None:
     config = home / "config.toml"
     pool = f"warm_per_tool = {per_tool}\n" if per_tool else ""
-    config.write_text(
-        f"quarantine_after = 1000000\n\n[sandbox]\nnetwork = false\ntimeout_s = {TIMEOUT_S}\n{pool}", encoding="utf-8"
-    )
+    never = "" if quarantine else "quarantine_after = 1000000\n"
+    config.write_text(f"{never}\n[sandbox]\nnetwork = false\ntimeout_s = {TIMEOUT_S}\n{pool}", encoding="utf-8")
     tools = {"good": GOOD, "big": "def run(x: int) -> dict:\n    return {'blob': 'x' * x}\n", **FAULTS}
     with ToolLibrary.open(Settings(home=home)) as library:
         for name, code in tools.items():
@@ -226,19 +228,19 @@ async def good_client(server: Server, mode: str, calls: int, samples: list[float
                 errors.append(str(result.content)[:200])
 
 
-async def fault_client(server: Server, mode: str, done: anyio.Event, counts: dict[str, int]) -> None:
-    names = list(FAULTS)
+async def fault_client(server: Server, mode: str, faults: list[str], done: anyio.Event, counts: dict[str, int]) -> None:
+    """One more client, calling the misbehaving tools in turn, one call at a time."""
     async with client(server, mode) as c:
-        for i in range(400):  # bounded: the good clients end the loop long before
+        for i in range(2000):  # bounded: the good clients end the loop long before
             if done.is_set():
                 return
-            name = names[i % len(names)]
+            name = faults[i % len(faults)]
             result = await c.call_tool(name, {"x": 1})
             kind = "ok" if not result.is_error else "failed"
             counts[f"{name} {kind}"] = counts.get(f"{name} {kind}", 0) + 1
 
 
-async def load(server: Server, mode: str, clients: int, calls: int, *, faults: bool) -> dict[str, Any]:
+async def load(server: Server, mode: str, clients: int, calls: int, *, faults: list[str]) -> dict[str, Any]:
     samples: list[float] = []
     errors: list[str] = []
     counts: dict[str, int] = {}
@@ -247,7 +249,7 @@ async def load(server: Server, mode: str, clients: int, calls: int, *, faults: b
     started = time.perf_counter()
     async with anyio.create_task_group() as outer:
         if faults:
-            outer.start_soon(fault_client, server, mode, done, counts)
+            outer.start_soon(fault_client, server, mode, faults, done, counts)
         async with anyio.create_task_group() as group:
             for _ in range(clients):
                 group.start_soon(good_client, server, mode, calls, samples, errors)
@@ -297,8 +299,8 @@ async def bench(server: Server, args: argparse.Namespace) -> dict[str, Any]:
         outer.cancel_scope.cancel()
     await settle()
     figures["burst_peak"], figures["after_burst"] = peak[0], rss_mib(server.pid)
-    figures["clean"] = await load(server, args.mode, args.clients, args.calls, faults=False)
-    figures["faulty"] = await load(server, args.mode, args.clients, args.calls, faults=True)
+    figures["clean"] = await load(server, args.mode, args.clients, args.calls, faults=[])
+    figures["faulty"] = await load(server, args.mode, args.clients, args.calls, faults=args.faults)
     await settle()
     figures["after_load"] = rss_mib(server.pid)
     figures["workers"] = workers_pss_mib(server.pid)
@@ -352,11 +354,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=50)
     parser.add_argument("--large", type=int, default=40)
     parser.add_argument("--mode", choices=("auto", "legacy"), default="auto")
+    parser.add_argument(
+        "--no-quarantine", action="store_true", help="faults never quarantine: every fault call really runs"
+    )
+    parser.add_argument("--faults", nargs="+", choices=list(FAULTS), default=list(FAULTS), help="which faults run")
     parser.add_argument("--per-tool", type=int, default=None, help="sandbox.warm_per_tool (default: the setting's)")
     args = parser.parse_args(argv)
     home = Path(tempfile.mkdtemp(prefix="toolsmith-bench-serve-"))
     try:
-        make_library(home, args.per_tool)
+        make_library(home, args.per_tool, quarantine=not args.no_quarantine)
         with running_server(home) as server:
             figures = anyio.run(bench, server, args)
             if any("Traceback" in line for line in server.log):
