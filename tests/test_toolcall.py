@@ -59,7 +59,7 @@ def call(lib: ToolLibrary, runner: Any, args: dict[str, Any], **policy: Any) -> 
 
 def test_every_failure_kind_names_whose_fault_it_is() -> None:
     by_blame = {blame: {k.value for k in FailureKind if k.blame is blame} for blame in Blame}
-    assert by_blame[Blame.CALLER] == {"bad_arguments", "unknown_tool", "not_active", "refused"}
+    assert by_blame[Blame.CALLER] == {"bad_arguments", "unknown_tool", "not_active", "refused", "busy"}
     assert by_blame[Blame.MACHINE] == {"sandbox", "sandbox_unavailable", "install", "library_error", "agent_error"}
     assert {"exception", "import", "timeout", "killed", "not_json", "empty"} <= by_blame[Blame.TOOL]
     assert FailureKind.parse("made up by a tool") is FailureKind.EXCEPTION
