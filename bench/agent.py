@@ -76,8 +76,8 @@ def run_pair(pre_retrieval: bool) -> tuple[TaskResult, TaskResult]:
 def scenario() -> bool:
     """Part 1: print the scenario's figures; True when its targets hold."""
     after, before = run_scenario(new=True), run_scenario(new=False)
-    print("Scenario: model calls per task, #10 behaviour off (before) and on (after), same run")
-    print(f"{'#':<3}{'task':<38}{'before':>8}{'after':>7}{'prompt chars before':>21}{'after':>9}{'1st request':>13}")
+    print("Scenario: model calls per task, #10 and #18 behaviour off (before) and on (after), same run")
+    print(f"{'#':<3}{'task':<48}{'before':>8}{'after':>7}{'prompt chars before':>21}{'after':>9}{'1st request':>13}")
     ok = True
     for i, (new, old) in enumerate(zip(after, before, strict=True)):
         kind = new.task.kind
@@ -85,7 +85,7 @@ def scenario() -> bool:
         held = target is None or new.result.model_calls <= target
         ok &= held and new.result.status == "answered"
         print(
-            f"{i + 1:<3}{kind:<38}{old.result.model_calls:>8}{new.result.model_calls:>7}"
+            f"{i + 1:<3}{kind:<48}{old.result.model_calls:>8}{new.result.model_calls:>7}"
             f"{old.result.prompt_chars:>21}{new.result.prompt_chars:>9}"
             f"{new.first_request_chars - old.first_request_chars:>+13}"
             f"{'' if held else '  (target ' + str(target) + ' missed)'}"

@@ -1,4 +1,4 @@
-"""A day of use in one library: seven tasks, each a failure mode issue #10 measured.
+"""A day of use in one library: eleven tasks, each a failure mode issues #10 and #18 measured.
 
 A well-behaved scripted model works through the tasks below, in order, on one growing
 library, driving the real agent, guards, gate, sandbox and library over a real local
@@ -8,10 +8,11 @@ it calls a stored tool that is offered to it, searches the library in English wh
 tool it needs is not offered, retries a refused call the way the refusal says, and
 answers from the tool outputs it has.
 
-The same tasks run twice in one run: with the #10 behaviour (relevance floor, the small
-library's catalogue, verification that needs real output, the AST generality check,
-create_tool's "answer from the test run"), and with each switched off: the floor at 0,
-no catalogue, the old rules for verification and generality, and create_tool's old note.
+The same tasks run twice in one run: with the #10 and #18 behaviour (relevance floor, the
+library's catalogue and recent tools, verification that needs real output, the generality
+check judged on the tool's tests, create_tool's note, near-miss test formats, reuse-first
+that lets the web run, grounding of computed numbers, quarantine that asks the tool's own
+tests, package pages without badge tables), and with each switched off (``OLD_RULES``).
 """
 
 from __future__ import annotations
@@ -19,12 +20,16 @@ from __future__ import annotations
 import contextlib
 import re
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from scenario_tasks import BADGE_README, TASKS, Evolve, Impossible, Misuse, Reuse, Task
+from toolsmith.agent import guards as guards_package
 from toolsmith.agent.context import WebAccess
+from toolsmith.agent.guards import grounding
+from toolsmith.agent.guards.reuse_first import ReuseFirst
 from toolsmith.agent.loop import Agent
 from toolsmith.agent.metatools import code_interpreter, create_tool
 from toolsmith.agent.trajectory import TaskResult
@@ -33,220 +38,15 @@ from toolsmith.config.providers import ProviderConfig
 from toolsmith.gate import core as gate_module
 from toolsmith.gate.verification import Verdict
 from toolsmith.library import ToolLibrary
+from toolsmith.library import testcases as tooltests
 from toolsmith.model import ModelReply
 from toolsmith.model.client import ChatModel
 from toolsmith.sandbox import Sandbox
+from toolsmith.service import toolcall
 from toolsmith.testing import ScriptedModel, ScriptedServer, final, last_tool_result, reply, tool_call
+from toolsmith.web import page_text
 
 Messages = list[dict[str, Any]]
-
-DAYS_CODE = '''\
-"""Days between two ISO dates, with Python's datetime."""
-from datetime import date
-
-
-def run(start: str, end: str) -> dict:
-    return {"start": start, "end": end, "days": (date.fromisoformat(end) - date.fromisoformat(start)).days}
-'''
-MOON_CODE = '''\
-"""Age of the moon (days since new moon) and its illuminated fraction on a date."""
-import math
-from datetime import datetime, timezone
-
-SYNODIC_DAYS = 29.530588853
-REFERENCE_NEW_MOON = datetime(2000, 1, 6, 18, 14, tzinfo=timezone.utc)
-
-
-def run(date: str) -> dict:
-    when = datetime.fromisoformat(date).replace(hour=12, tzinfo=timezone.utc)
-    age = ((when - REFERENCE_NEW_MOON).total_seconds() / 86400) % SYNODIC_DAYS
-    lit = (1 - math.cos(2 * math.pi * age / SYNODIC_DAYS)) / 2
-    return {"date": date, "age_days": round(age, 1), "illuminated": round(lit, 3)}
-'''
-DURATION_CODE = '''\
-"""A number of seconds as hours, minutes and seconds, in words or short form."""
-
-
-def run(seconds: int, style: str = "full") -> dict:
-    hours, rest = divmod(int(seconds), 3600)
-    minutes, secs = divmod(rest, 60)
-    if style == "full":
-        text = f"{hours} hours {minutes} minutes {secs} seconds"
-    else:
-        text = f"{hours}h {minutes}m {secs}s"
-    return {"seconds": int(seconds), "text": text}
-'''
-PRICE_CODE = """\
-import urllib.request
-try:
-    print(urllib.request.urlopen("https://api.exchange.invalid/v1/btc-usd", timeout=5).read()[:200])
-except Exception as exc:  # the model's code reports the failure and exits 0
-    print("Error:", exc)
-"""
-STRING = {"type": "string"}
-
-
-@dataclass(frozen=True)
-class Evolve:
-    """Build a tool: search the web, read its docs, verify, create, answer."""
-
-    query: str
-    url: str
-    verify: str
-    create: dict[str, Any]
-    answer: Callable[[dict[str, Any]], str]
-    enum_param: str | None = None  # dropped from test_args when the gate calls it hard-coded
-
-
-@dataclass(frozen=True)
-class Reuse:
-    """Use stored tools: call the ones offered, else search for them in English first."""
-
-    calls: tuple[tuple[str, dict[str, Any], str], ...]  # (tool, arguments, English search query)
-    answer: Callable[[list[dict[str, Any]]], str]
-
-
-@dataclass(frozen=True)
-class Impossible:
-    """No key-free source works offline: try once, then say so honestly."""
-
-    query: str
-    code: str
-    answer: str
-
-
-@dataclass(frozen=True)
-class Task:
-    kind: str  # what it shows
-    text: str
-    plan: Evolve | Reuse | Impossible
-
-
-def _days_args(text: str) -> dict[str, Any]:
-    iso = re.findall(r"\d{4}-\d{2}-\d{2}", text)
-    if len(iso) >= 2:
-        return {"start": iso[0], "end": iso[1]}
-    ymd = [f"{y}-{int(m):02d}-{int(d):02d}" for y, m, d in re.findall(r"(\d{4})年(\d{1,2})月(\d{1,2})日", text)]
-    return {"start": ymd[0], "end": ymd[1]}
-
-
-def _create(
-    name: str, description: str, params: dict[str, Any], code: str, test_args: dict[str, Any]
-) -> dict[str, Any]:
-    return {
-        "name": name,
-        "description": description,
-        "parameters": {"type": "object", "properties": params, "required": [next(iter(params))]},
-        "code": code,
-        "test_args": test_args,
-        "keywords": [name.replace("_", " ")],
-    }
-
-
-T1 = "How many days are there between 2020-01-01 and 2020-03-01?"
-T2 = "2021年1月1日到2021年12月31日之间有多少天？"
-T3 = "Moon phase on 2024-03-25: how many days old is the moon, and what is the illumination?"
-T4 = "Write 5000 seconds as hours and minutes, in full words."
-T5 = "What is the bitcoin price in US dollars right now?"
-T6 = "How many days are there between 2024-01-01 and 2024-03-01, and how long is 7384 seconds in full words?"
-T7 = "How long is 86399 seconds in full words?"
-
-TASKS: tuple[Task, ...] = (
-    Task(
-        "evolve",
-        T1,
-        Evolve(
-            "python date difference in days",
-            "https://docs.example/datetime",
-            "from datetime import date\nprint((date(2020, 3, 1) - date(2020, 1, 1)).days)\n",
-            _create(
-                "days_between",
-                "Count the days between two ISO dates (end minus start).",
-                {"start": STRING, "end": STRING},
-                DAYS_CODE,
-                _days_args(T1),
-            ),
-            lambda r: f"There are {r['days']} days between {r['start']} and {r['end']} (source: days_between).",
-        ),
-    ),
-    Task(
-        "reuse, cross-lingual",
-        T2,
-        Reuse(
-            (("days_between", _days_args(T2), "days between two dates"),),
-            lambda rs: f"{rs[0]['start']} 到 {rs[0]['end']} 之间相差 {rs[0]['days']} 天（来源：days_between）。",
-        ),
-    ),
-    Task(
-        "evolve, out-of-scope pre-retrieval",
-        T3,
-        Evolve(
-            "python moon phase library",
-            "https://docs.example/moon",
-            "import math\nage = ((24 * 3600 * 8845.7) / 86400) % 29.530588853\nprint(round(age, 1))\n",
-            _create(
-                "moon_age",
-                "Age of the moon in days since new moon, and its illuminated fraction, on a date.",
-                {"date": STRING},
-                MOON_CODE,
-                {"date": "2024-03-25"},
-            ),
-            lambda r: (
-                f"On {r['date']} the moon is {r['age_days']} days old, {r['illuminated']} lit (source: moon_age)."
-            ),
-        ),
-    ),
-    Task(
-        "evolve, enum-default parameter",
-        T4,
-        Evolve(
-            "python format seconds as hours minutes",
-            "https://docs.example/divmod",
-            "h, rest = divmod(5000, 3600)\nprint(h, rest // 60, rest % 60)\n",
-            _create(
-                "format_duration",
-                "Write a number of seconds as hours, minutes and seconds, in full words or short form.",
-                {"seconds": {"type": "integer"}, "style": {"type": "string", "enum": ["full", "short"]}},
-                DURATION_CODE,
-                {"seconds": 5000, "style": "full"},
-            ),
-            lambda r: f"{r['seconds']} seconds is {r['text']} (source: format_duration).",
-            enum_param="style",
-        ),
-    ),
-    Task(
-        "no offline source, failed-only run",
-        T5,
-        Impossible(
-            "bitcoin price api without key",
-            PRICE_CODE,
-            "I could not get a real bitcoin price: the price service could not be reached from the "
-            "sandbox, so I will not guess a number.",
-        ),
-    ),
-    Task(
-        "reuse, composed",
-        T6,
-        Reuse(
-            (
-                ("days_between", _days_args(T6), "days between two dates"),
-                ("format_duration", {"seconds": 7384, "style": "full"}, "seconds as hours and minutes"),
-            ),
-            lambda rs: (
-                f"{rs[0]['days']} days; 7384 seconds is {rs[1]['text']} (sources: days_between, format_duration)."
-            ),
-        ),
-    ),
-    Task(
-        "reuse, paraphrase",
-        T7,
-        Reuse(
-            (("format_duration", {"seconds": 86399, "style": "full"}, "seconds as hours and minutes"),),
-            lambda rs: f"86399 seconds is {rs[0]['text']} (source: format_duration).",
-        ),
-    ),
-)
-
 
 # -- the well-behaved model ------------------------------------------------------------------
 
@@ -283,6 +83,8 @@ def policy(messages: Messages, tools: Any) -> ModelReply:
         return _evolve(plan, done)
     if isinstance(plan, Reuse):
         return _reuse(plan, done, _offered(tools))
+    if isinstance(plan, Misuse):
+        return _misuse(plan, done)
     return _impossible(plan, done)
 
 
@@ -293,8 +95,11 @@ def _ok(results: list[Any]) -> list[Any]:
 def _evolve(plan: Evolve, done: dict[str, list[Any]]) -> ModelReply:
     if not _ok(done.get("web_search", [])):  # a refusal says: call it again and it will run
         return reply(tool_call("web_search", {"query": plan.query}))
-    if not done.get("read_webpage"):
+    pages = done.get("read_webpage", [])
+    if not pages:
         return reply(tool_call("read_webpage", {"url": plan.url}))
+    if plan.usage and not any(plan.usage in str(p.get("text", "")) for p in _ok(pages)):
+        return reply(tool_call("read_webpage", {"url": plan.url, "section": "Quick Start"}))
     runs = done.get("code_interpreter", [])
     if not [r for r in _ok(runs) if r.get("verified") is not False]:
         return reply(tool_call("code_interpreter", {"code": plan.verify}))
@@ -308,7 +113,10 @@ def _evolve(plan: Evolve, done: dict[str, list[Any]]) -> ModelReply:
         if attempts:
             return final("The tool could not be stored.")
         return reply(tool_call("create_tool", plan.create))
-    if "answer from it" in str(created[-1].get("note")):
+    note = str(created[-1].get("note"))
+    # The note says the test run was this task's, or leaves it to the model, which knows its
+    # test_args are the task's own; "call it now" (the note before #18) it obeys.
+    if "used this task's own arguments" in note or "If those are this task's own arguments" in note:
         return final(plan.answer(created[-1]["test_result"]))
     name = plan.create["name"]
     if not done.get(name):
@@ -331,6 +139,13 @@ def _reuse(plan: Reuse, done: dict[str, list[Any]], offered: set[str]) -> ModelR
     return final(plan.answer(results))
 
 
+def _misuse(plan: Misuse, done: dict[str, list[Any]]) -> ModelReply:
+    results = done.get(plan.tool, [])
+    if len(results) < 3 and not any("intervention" in r for r in results if isinstance(r, dict)):
+        return reply(tool_call(plan.tool, plan.args))
+    return final(plan.answer)
+
+
 def _impossible(plan: Impossible, done: dict[str, list[Any]]) -> ModelReply:
     if not _ok(done.get("web_search", [])):
         return reply(tool_call("web_search", {"query": plan.query}))
@@ -348,6 +163,9 @@ def local_web() -> WebAccess:
         return {"ok": True, "backend": "local", "results": [hit]}
 
     def read(url: str, **view: Any) -> dict[str, Any]:
+        if "moon" in url:  # a package page that opens with a long table of badges
+            shaped = page_text.shape(BADGE_README, 2000, section=view.get("section"))
+            return {"ok": True, "url": url, "text": shaped.text, "untrusted": True}
         return {
             "ok": True,
             "url": url,
@@ -368,7 +186,8 @@ def _old_judge(ok: bool, stdout: str, *, limit: int = 2000) -> Verdict:
 
 
 def _old_generality(tree: Any, test_args: dict[str, Any], parameters: Any = None) -> Any:
-    """Before: a test value anywhere in a string or number literal (docstrings aside) was baked in."""
+    """Before #10: a test value anywhere in a string or number literal (docstrings aside) was
+    baked in; before #18, no test could clear it (every finding refuses)."""
     import ast
 
     from toolsmith.gate import generality
@@ -380,25 +199,75 @@ def _old_generality(tree: Any, test_args: dict[str, Any], parameters: Any = None
         and node.body
         and isinstance(node.body[0], ast.Expr)
     }
-    constants = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and id(n) not in docstrings]
-    for value in generality._test_values(test_args):
-        if any(generality._matches(c, value) for c in constants):
-            return value
+    constants = [n for n in ast.walk(tree) if isinstance(n, ast.Constant) and id(n) not in docstrings]
+    for name, arg in test_args.items():
+        for value in generality._test_values(arg):
+            hit = next((c for c in constants if generality._matches(c.value, value)), None)
+            if hit is not None:
+                return generality.Finding(value, name, hit.lineno, answer=True, argument=arg)
     return None
+
+
+def _old_note(ctx: Any, stored: Any) -> str:
+    """Before #18: "answer from test_result" only when every test value was in the task, to
+    the letter; otherwise "call it now", true or not."""
+    folded = " ".join(ctx.task.lower().split())
+    values = [v for v in stored.spec.test_args.values() if v is not None and not isinstance(v, bool)]
+    if values and all(isinstance(v, (str, int, float)) and str(v).strip().lower() in folded for v in values):
+        return (
+            f"{stored.ref} passed the gate and is stored. Its test run used this task's own arguments: answer from it."
+        )
+    return f"{stored.ref} passed the gate and is stored. Call it now with the task's arguments."
+
+
+class _OldReuseFirst(ReuseFirst):
+    """Before #18: after a search, the first web_search was refused while a hit was untried."""
+
+    limit = 1  # it reminded once; asked again, the call ran
+
+    def before_call(self, ctx: Any, call: Any) -> str | None:
+        refused = super().before_call(ctx, call)
+        if refused or call.name != "web_search" or ctx.library_calls:
+            return refused
+        untried = sorted(n for n in ctx.search_hits if n in ctx.unlocked and not ctx.called(n))
+        return f"search_tools found {', '.join(untried)}: try it first." if untried else None
+
+
+def _old_backed(value: float, tolerance: float, pool: list[float], recent: list[float]) -> bool:
+    """Before #18: sums, differences and percentage changes of two numbers, not products or quotients."""
+    if any(abs(abs(c * s) - value) < tolerance for c in pool for s in grounding._SCALES):
+        return True
+    return any(
+        a != b and any(abs(abs(x) - value) < tolerance for x in (a - b, a + b, (a - b) / b * 100 if b else 0.0))
+        for a in recent
+        for b in recent
+    )
+
+
+OLD_RULES: tuple[tuple[Any, str, Any], ...] = (
+    (code_interpreter, "judge", _old_judge),  # #10: any output verified
+    (gate_module, "find_hardcoded_test_values", _old_generality),  # #10, #18: any literal, no test evidence
+    (create_tool, "_stored_note", _old_note),  # #10, #18: the letter of the task, or "call it now"
+    (tooltests, "read_cases", lambda raw, parameters=None: (tooltests.normalise_cases(raw), [])),  # #18
+    (toolcall, "own_tests_pass", lambda runner, spec: False),  # #18: quarantine without asking the tests
+    (page_text, "_markup_only", lambda line: False),  # #18: HTML badge tables read first
+    (guards_package, "ReuseFirst", _OldReuseFirst),  # #18: refuse the web while a hit is untried
+    (grounding, "_backed", _old_backed),  # #18: no products or quotients
+)
 
 
 @contextlib.contextmanager
 def behaviour(new: bool) -> Iterator[None]:
-    """Switch the #10 rules that are code rather than settings off for a block."""
-    saved = (code_interpreter.judge, gate_module.find_hardcoded_test_values, create_tool.task_arguments)
+    """Switch the #10 and #18 rules that are code rather than settings off for a block."""
+    saved = [(owner, name, getattr(owner, name)) for owner, name, _ in OLD_RULES]
     if not new:
-        code_interpreter.judge = _old_judge  # type: ignore[assignment]
-        gate_module.find_hardcoded_test_values = _old_generality
-        create_tool.task_arguments = lambda task, args: False  # type: ignore[assignment]
+        for owner, name, old in OLD_RULES:
+            setattr(owner, name, old)
     try:
         yield
     finally:
-        code_interpreter.judge, gate_module.find_hardcoded_test_values, create_tool.task_arguments = saved
+        for owner, name, value in saved:
+            setattr(owner, name, value)
 
 
 # -- running it ------------------------------------------------------------------------------
@@ -412,7 +281,7 @@ class Row:
 
 
 def run_scenario(new: bool) -> list[Row]:
-    """Every task in order on one fresh library, with the #10 behaviour on or off."""
+    """Every task in order on one fresh library, with the #10 and #18 behaviour on or off."""
     with tempfile.TemporaryDirectory(prefix="toolsmith-scenario-") as tmp:
         settings = replace(Settings(home=Path(tmp)), network=False)
         if not new:

@@ -10,12 +10,12 @@ import pytest
 
 from agent_helpers import VERIFY, answer_from_tool, create_days_tool, evolve_script, last_tool_result, rig
 from toolsmith.agent import prompts
-from toolsmith.agent.metatools.create_tool import task_arguments
+from toolsmith.agent.metatools.task_values import task_values_match
 from toolsmith.agent.toolbox import RESULT_CHARS
 from toolsmith.calls import Origin
 from toolsmith.errors import ModelConfigError
 from toolsmith.events import TaskFinished
-from toolsmith.library import Status
+from toolsmith.library import Provenance, Status, ToolSpec
 from toolsmith.testing import final, reply, tool_call
 
 
@@ -247,7 +247,7 @@ def test_a_near_miss_in_the_library_does_not_block_web_search(tmp_path: Path) ->
         r.model.add(reply(tool_call("web_search", {"query": "klingon poetry generator"})), final("none found"))
         r.agent().run_task(task, index=1)
         assert r.guards() == [] and r.web.searches[-1] == "klingon poetry generator"
-        assert "no stored tool matched" in r.model.requests[-2][0][1]["content"]
+        assert "none matched them" in r.model.requests[-2][0][1]["content"]
 
 
 def answer_in_chinese(messages: list[dict[str, Any]], tools: Any = None) -> Any:
@@ -269,6 +269,36 @@ def test_a_small_library_is_listed_whole_so_a_chinese_task_reuses_in_two_calls(t
         assert "- days_between: Count the days between two ISO dates." in first
 
 
+def test_a_large_library_shows_its_recently_used_tools_so_a_chinese_task_still_reuses(tmp_path: Path) -> None:
+    """Past the catalogue's size the library is not listed whole, but the tools used lately
+    are: a task in another language, which search cannot match, still finds the tool."""
+    task = "2021年1月1日到2021年12月31日之间有多少天？"
+    with rig(tmp_path, catalogue_max_tools=1) as r:
+        _store_unrelated_tools(r.library, 3)
+        r.model.add(*evolve_script())
+        r.agent().run_task("days between 2020-01-01 and 2020-03-01")
+        r.events.clear()
+        r.model.add(reply(tool_call("days_between", {"start": "2021-01-01", "end": "2021-12-31"})), answer_in_chinese)
+        result = r.agent().run_task(task, index=1)
+        first = r.model.requests[-2][0][1]["content"]
+    assert result.model_calls == 2 and "364" in result.answer
+    assert "none matched them. If a tool listed below fits, call it" in first
+    assert "most recently used tools" in first and "- days_between: Count the days" in first
+    assert "holds 4 tools" in first and "unrelated_0" not in first  # one line: the newest tool only
+
+
+def _store_unrelated_tools(library: Any, n: int) -> None:
+    for i in range(n):
+        spec = ToolSpec(
+            name=f"unrelated_{i}",
+            description=f"Reverse a text, variant {i}.",
+            parameters={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+            code="def run(text):\n    return {'text': text[::-1]}\n",
+            test_args={"text": "abc"},
+        )
+        library.add(spec, provenance=Provenance(task="seed", model="none", origin="test"), gate={"ok": True})
+
+
 def test_the_catalogue_is_bounded_and_left_out_above_its_size(tmp_path: Path) -> None:
     with rig(tmp_path, catalogue_max_tools=1) as r:
         r.model.add(*evolve_script())
@@ -288,10 +318,10 @@ def test_the_catalogue_is_bounded_and_left_out_above_its_size(tmp_path: Path) ->
 
 
 def test_create_tool_result_offers_its_test_output_when_it_used_the_task_arguments(tmp_path: Path) -> None:
-    assert task_arguments("days between 2020-01-01 and 2020-03-01", {"start": "2020-01-01", "end": "2020-03-01"})
-    assert not task_arguments("days between 2020-01-01 and 2020-03-01", {"start": "2021-01-01", "end": "2020-03-01"})
-    assert task_arguments("Write 5000 seconds in words", {"seconds": 5000, "full": True})
-    assert not task_arguments("anything", {})
+    assert task_values_match("days between 2020-01-01 and 2020-03-01", {"start": "2020-01-01", "end": "2020-03-01"})
+    assert not task_values_match("days between 2020-01-01 and 2020-03-01", {"start": "2021-01-01", "end": "2020-03-01"})
+    assert task_values_match("Write 5000 seconds in words", {"seconds": 5000, "full": True})
+    assert not task_values_match("anything", {})
     with rig(tmp_path) as r:
         r.model.add(*evolve_script())
         r.agent().run_task("days between 2020-01-01 and 2020-03-01")

@@ -78,6 +78,16 @@ def test_an_honest_failure_without_numbers_is_not_reminded(tmp_path: Path) -> No
         ("1.2万", "12000", []),  # rescaled (CJK ten-thousands)
         ("up 5.0%", "105 100", []),  # a percentage change of two numbers
         ("version 2024", "2023", ["2024"]),
+        # issue 18: derived numbers, decimal commas and numbers that are part of a name
+        ("236.59 mL per cup", "709.76 mL for 3 cups", []),  # a quotient, rounded as the answer rounds it
+        ("1419.52 mL for 2 jugs", "709.76\n2 jugs", []),  # a product of a tool number and one of the task
+        ("Das sind 42,1648128 Kilometer.", '{"km": 42.1648128}', []),  # a decimal comma is one number
+        ("Das sind 42,17 Kilometer.", '{"km": 42.1648128}', []),
+        ("Das sind 41,17 Kilometer.", '{"km": 42.1648128}', ["41,17"]),
+        ("in ISO 8601 form: 2026-03-20", '{"date": "2026-03-20"}', []),  # a standard's name is no claim
+        ("UTF-8, CO2, RFC 3339, WGS 84", "", []),
+        ("USD 150", '{"days": 60}', ["150"]),  # a currency code is not a name: this is a claim
+        ("２３６．５９ mL", "709.76 and 3", []),  # full-width digits
     ],
 )
 def test_ungrounded_numbers(answer: str, evidence: str, unbacked: list[str]) -> None:
@@ -128,17 +138,22 @@ def test_a_bare_number_for_a_chinese_task_is_accepted_after_one_reminder(tmp_pat
 
 
 @pytest.mark.slow
-def test_ignoring_the_pre_retrieval_hit_is_reminded_once_then_allowed(tmp_path: Path) -> None:
+def test_passing_over_a_hit_runs_the_search_without_a_word(tmp_path: Path) -> None:
+    """The model saw the hit and chose the web: its call runs, and nothing is attached to it
+    (a real model passed over such hits rightly every time, and a reminder read like advice)."""
     search = tool_call("web_search", {"query": "date library"})
     with rig(tmp_path) as r:
         _evolved(r)
-        r.model.add(reply(search), reply(search), final("I will not answer."))
+        r.model.add(reply(search), final("I will not answer."))
         r.agent().run_task(REUSE, index=1)
-        assert r.guards() == ["reuse_first"] and r.web.searches == ["date library"]
+        assert r.guards() == [] and r.web.searches == ["date library"]
+        first = next(e.message for e in r.of_type("tool_result") if e.name == "web_search")
+        assert first["ok"] and "guard" not in first and "intervention" not in first
 
 
 @pytest.mark.slow
-def test_web_search_after_a_successful_reuse_is_reminded_once(tmp_path: Path) -> None:
+def test_web_search_after_a_successful_reuse_runs_without_a_word(tmp_path: Path) -> None:
+    """A stored tool answered part of the task; the model may need the web for the rest."""
     with rig(tmp_path) as r:
         _evolved(r)
         r.model.add(
@@ -150,9 +165,17 @@ def test_web_search_after_a_successful_reuse_is_reminded_once(tmp_path: Path) ->
             ),
         )
         result = r.agent().run_task(REUSE, index=1)
-        assert r.guards() == ["reuse_first"] and r.web.searches == []
-        assert "already returned a result" in next(e.message for e in r.of_type("guard_fired"))
+        assert r.guards() == [] and r.web.searches == ["days in 2021"]
         assert result.answer.startswith("364 days")
+
+
+def test_building_before_any_search_of_the_library_is_refused(tmp_path: Path) -> None:
+    with rig(tmp_path) as r:
+        r.model.add(reply(tool_call("web_search", {"query": "date library"})), final("ok"))
+        r.agent(pre_retrieval=False).run_task("days between 2020-01-01 and 2020-03-01")
+        refused = next(e for e in r.of_type("tool_result") if e.name == "web_search")
+        assert refused.outcome.refusal is not None and refused.outcome.refusal.guard == "reuse_first"
+        assert r.web.searches == []
 
 
 def test_the_nudge_offers_an_honest_way_out(tmp_path: Path) -> None:
@@ -211,3 +234,19 @@ def test_a_model_error_mid_task_keeps_what_was_done(tmp_path: Path) -> None:
         assert result.status == "error" and "400" in (result.error or "")
         assert [a.name for a in result.actions] == ["search_tools", "code_interpreter"]
         assert result.messages[-1]["role"] == "tool"
+
+
+def test_an_honest_answer_after_a_run_that_only_diagnosed_failure_is_not_pushed_to_store_a_tool(tmp_path: Path) -> None:
+    """Issue 18: the run printed the library's version and its DNS failures; that verified
+    nothing, so the honest answer stands and no nudge asks to store a tool that never worked."""
+    code = (
+        "print('yfinance 1.7.0')\n"
+        "print(\"fast_info error: DNSError('Could not resolve host: query2.finance.example')\")\n"
+    )
+    honest = "I cannot give NVIDIA's live price: no market data source is reachable from the sandbox."
+    with rig(tmp_path) as r:
+        r.model.add(reply(tool_call("code_interpreter", {"code": code})), final(honest))
+        result = r.agent().run_task("What is NVIDIA's (NVDA) stock price right now?")
+        ran = next(e for e in r.of_type("tool_result") if e.name == "code_interpreter")
+    assert ran.message["verified"] is False and "does not count as verification" in ran.message["note"]
+    assert r.guards() == [] and result.answer == honest and result.model_calls == 2

@@ -188,7 +188,8 @@ def test_baked_in_test_value_is_refused_as_not_parameterised(gate: Gate) -> None
     params = {"type": "object", "properties": {"ticker": {"type": "string"}}, "required": ["ticker"]}
     report = gate.check(spec(name="get_ticker", code=code, parameters=params, test_args={"ticker": "NVDA"}))
     assert report.failed == "generality"
-    assert "not parameterised" in (report.reason or "") and "NVDA" in (report.reason or "")
+    reason = report.reason or ""
+    assert "'NVDA' of parameter 'ticker'" in reason and "add a case to tests with another value of 'ticker'" in reason
 
 
 def test_test_value_inside_a_url_is_refused_but_docstring_mention_is_not(gate: Gate) -> None:
@@ -232,3 +233,85 @@ def test_meta_tool_names_are_one_list_the_gate_and_the_toolbox_share(gate: Gate)
 
     assert tuple(META_TOOLS) == META_TOOL_NAMES and gate.reserved == frozenset(META_TOOL_NAMES)
     assert all(META_TOOLS[name][0]["function"]["name"] == name for name in META_TOOL_NAMES)
+
+
+# -- generality judged on the tool's own tests (issue #18 §2) ----------------------------
+
+PINYIN = """\
+def run(text, style="tone"):
+    key = (style or "tone").lower()
+    marks = {"tone": "\\u0301", "normal": ""}
+    return {"pinyin": " ".join(w + marks.get(key, "") for w in text.split()), "style": key}
+"""
+PINYIN_PARAMS = {
+    "type": "object",
+    "properties": {"text": {"type": "string"}, "style": {"type": "string"}},
+    "required": ["text"],
+}
+
+
+def test_a_flagged_value_the_tests_vary_with_different_results_is_a_parameter(gate: Gate) -> None:
+    tests = ({"args": {"text": "ni hao", "style": "normal"}}, {"args": {"text": "xie xie", "style": "tone"}})
+    report = gate.check(
+        spec(code=PINYIN, parameters=PINYIN_PARAMS, test_args={"text": "ni hao", "style": "tone"}, tests=tests)
+    )
+    assert report.ok, report.to_dict()
+    generality = next(c for c in report.checks if c.name == "generality")
+    assert "'style'" in generality.message and "it is a parameter" in generality.message
+
+
+def test_thin_evidence_asks_for_one_more_test_case_and_never_to_delete_a_literal(gate: Gate) -> None:
+    tests = ({"args": {"text": "xie xie", "style": "tone"}},)  # varies the text, not the style
+    report = gate.check(
+        spec(code=PINYIN, parameters=PINYIN_PARAMS, test_args={"text": "ni hao", "style": "tone"}, tests=tests)
+    )
+    assert report.failed == "generality"
+    reason = (report.reason or "").lower()
+    assert "add a case to tests with another value of 'style'" in reason and "keep the code" in reason
+    assert not any(word in reason for word in ("remove", "delete", "instead of the literal", "hard-coded in the code"))
+
+
+def test_a_table_holding_the_answer_for_the_test_value_is_refused_whatever_the_tests(gate: Gate) -> None:
+    code = "CAPITALS = {'France': 'Paris', 'Japan': 'Tokyo'}\n\ndef run(country):\n    return {'capital': CAPITALS[country]}\n"
+    params = {"type": "object", "properties": {"country": {"type": "string"}}, "required": ["country"]}
+    tests = ({"args": {"country": "Japan"}, "expect": {"capital": "Tokyo"}},)  # varied, different results
+    report = gate.check(spec(code=code, parameters=params, test_args={"country": "France"}, tests=tests))
+    assert report.failed == "generality" and "holds the answer for the test value 'France'" in (report.reason or "")
+
+
+def test_tests_that_vary_a_value_but_get_one_result_do_not_clear_it(gate: Gate) -> None:
+    code = "def run(ticker):\n    return {'t': 'NVDA'.lower(), 'n': len('NVDA')}\n"
+    params = {"type": "object", "properties": {"ticker": {"type": "string"}}, "required": ["ticker"]}
+    tests = ({"args": {"ticker": "AAPL"}},)
+    report = gate.check(spec(code=code, parameters=params, test_args={"ticker": "NVDA"}, tests=tests))
+    assert report.failed == "generality" and "every run returned the same result" in (report.reason or "")
+
+
+def test_a_test_value_returned_for_other_inputs_too_is_baked_in(gate: Gate) -> None:
+    code = "def run(ticker):\n    return {'t': 'NVDA', 'asked': ticker}\n"
+    params = {"type": "object", "properties": {"ticker": {"type": "string"}}, "required": ["ticker"]}
+    tests = ({"args": {"ticker": "AAPL"}},)  # the results differ (the echo), yet 'NVDA' comes back for AAPL
+    report = gate.check(spec(code=code, parameters=params, test_args={"ticker": "NVDA"}, tests=tests))
+    assert report.failed == "generality" and "for other values of 'ticker' too" in (report.reason or "")
+
+
+def test_a_case_that_leaves_the_flagged_parameter_out_may_echo_its_default(gate: Gate) -> None:
+    """A real model's pinyin tool: a case without ``style`` gets the default 'tone' back in
+    the result, as it should; that is no test value leaking into other inputs."""
+    tests = (
+        {"args": {"text": "ni hao", "style": "upper"}, "expect": {"text": "NI HAO", "style": "upper"}},
+        {"args": {"text": "ni hao"}},  # the default style: 'title', echoed back
+    )
+    code = (
+        'def run(text, style="title"):\n'
+        '    key = (style or "title").lower()\n'
+        '    change = {"title": str.title, "upper": str.upper}[key]\n'
+        '    return {"text": change(text), "style": key}\n'
+    )
+    params = {
+        "type": "object",
+        "properties": {"text": {"type": "string"}, "style": {"type": "string"}},
+        "required": ["text"],
+    }
+    report = gate.check(spec(code=code, parameters=params, test_args={"text": "ni hao", "style": "title"}, tests=tests))
+    assert report.ok, report.to_dict()

@@ -93,6 +93,26 @@ def divide_spec() -> ToolSpec:
     )
 
 
+FEED_CODE = '''\
+"""A feed whose upstream has gone away since the tool was stored."""
+
+
+def run(symbol: str) -> dict:
+    raise RuntimeError("upstream answered 410 Gone")
+'''
+
+
+def feed_spec() -> ToolSpec:
+    params = {"type": "object", "properties": {"symbol": {"type": "string"}}, "required": ["symbol"]}
+    return ToolSpec(
+        name="price_feed",
+        description="Latest value of a feed symbol.",
+        parameters=params,
+        code=FEED_CODE,
+        test_args={"symbol": "X"},
+    )
+
+
 def store(library: ToolLibrary, settings: Settings, spec: ToolSpec, status: Status = Status.ACTIVE) -> None:
     """Store ``spec`` the way create_tool does: only after the real gate passed it."""
     report = Gate(Sandbox(settings)).check(spec)
@@ -108,6 +128,8 @@ def home(tmp_path: Path) -> Path:
     with ToolLibrary.open(settings) as library:
         store(library, settings, days_spec())
         store(library, settings, divide_spec())
+        # It passed its gate when its upstream still answered; stored here as it was then.
+        library.add(feed_spec(), provenance=Provenance(task="mcp test", origin="test"), gate={"ok": True})
     return home
 
 
@@ -240,7 +262,7 @@ async def exercise(client: Client, changes: Changes, library: ToolLibrary) -> No
 
     # The active tools, with the schema the library stores.
     tools = await listed(client)
-    assert set(tools) == {"days_between", "divide"}
+    assert set(tools) == {"days_between", "divide", "price_feed"}
     stored = library.get("days_between")
     assert tools["days_between"].input_schema == stored.spec.parameters
     assert tools["days_between"].input_schema["required"] == ["start", "end"]
@@ -276,7 +298,7 @@ async def exercise(client: Client, changes: Changes, library: ToolLibrary) -> No
     seen = changes.count
     library.set_status("days_between", 1, Status.QUARANTINED, reason="flagged in review", actor="user:test")
     await changes.after(seen)
-    assert set(await listed(client)) == {"divide"}
+    assert set(await listed(client)) == {"divide", "price_feed"}
     refused = await client.call_tool("days_between", {"start": "2020-01-01", "end": "2020-03-01"})
     assert refused.is_error is True and payload(refused)["error_type"] == "not_active"
     assert "quarantined" in payload(refused)["error"] and "flagged in review" in payload(refused)["error"]
@@ -292,7 +314,7 @@ async def exercise(client: Client, changes: Changes, library: ToolLibrary) -> No
     library.set_status("days_between", 2, Status.ACTIVE, reason="approved", actor="user:test")
     await changes.after(seen)
     tools = await listed(client)
-    assert set(tools) == {"days_between", "divide"}
+    assert set(tools) == {"days_between", "divide", "price_feed"}
     assert tools["days_between"].description == "Days from start to end (ISO dates)."
     assert (tools["days_between"].meta or {}).get("toolsmith/version") == 2
     fresh = await client.call_tool("days_between", {"start": "2020-01-01", "end": "2020-03-01"})
@@ -300,17 +322,29 @@ async def exercise(client: Client, changes: Changes, library: ToolLibrary) -> No
 
 
 async def repeat_failures_quarantine(client: Client, changes: Changes, library: ToolLibrary) -> None:
-    """Three failures in a row quarantine a tool, exactly as in the agent; clients are told."""
+    """Three failures in a row, and the tool's own test fails too: it is quarantined, exactly
+    as in the agent, and clients are told."""
     seen = changes.count
-    results = [await client.call_tool("divide", {"a": 1, "b": 0}) for _ in range(3)]
+    results = [await client.call_tool("price_feed", {"symbol": "ACME"}) for _ in range(3)]
     assert all(r.is_error for r in results)
-    assert "division by zero" in payload(results[0])["error"]
+    assert "410 Gone" in payload(results[0])["error"]
     assert "quarantined" not in payload(results[1]) and payload(results[2])["quarantined"] is True
-    assert library.get("divide").status is Status.QUARANTINED
-    audit = library.audit_log("divide")[-1]
+    assert library.get("price_feed").status is Status.QUARANTINED
+    audit = library.audit_log("price_feed")[-1]
     assert audit.details["to"] == "quarantined" and audit.actor.startswith("mcp")
     await changes.after(seen)
-    assert "divide" not in await listed(client)
+    assert "price_feed" not in await listed(client)
+
+
+async def caller_failures_keep_the_tool(client: Client, library: ToolLibrary) -> None:
+    """Issue 18 §7: a correct tool called three times with a bad input ('yesterday' is no ISO
+    date) fails each time, but its own tests pass: it stays served, for this client and every other."""
+    results = [await client.call_tool("divide", {"a": 1, "b": 0}) for _ in range(3)]
+    assert all(r.is_error for r in results) and "division by zero" in payload(results[0])["error"]
+    last = payload(results[2])
+    assert "quarantined" not in last and "own tests still pass" in last["hint"]
+    assert library.get("divide").status is Status.ACTIVE and "divide" in await listed(client)
+    assert [e.action for e in library.audit_log("divide")][-1] == "kept"
 
 
 # --- the tests --------------------------------------------------------------------------
@@ -327,6 +361,7 @@ def test_stdio(home: Path, mode: str) -> None:
             async with connected(params, mode, changes) as client:
                 assert client.protocol_version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
                 await exercise(client, changes, library)
+                await caller_failures_keep_the_tool(client, library)
                 await repeat_failures_quarantine(client, changes, library)
 
     anyio.run(main)
@@ -345,6 +380,7 @@ def test_streamable_http_on_loopback(home: Path, mode: str) -> None:
             with ToolLibrary(home / "library.db") as library:
                 async with connected(target, mode, changes) as client:
                     await exercise(client, changes, library)
+                    await caller_failures_keep_the_tool(client, library)
                 # A second client after the first left: the server is still serving.
                 async with connected(target, mode, Changes()) as client:
                     result = await client.call_tool("divide", {"a": 1, "b": 4})

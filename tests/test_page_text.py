@@ -104,3 +104,41 @@ def test_read_webpage_shapes_a_markdown_readme_and_lists_sections(server: LocalS
     assert {"Install", "Usage", "Changelog"} <= set(result["sections"])
     usage = read_webpage(server.url("/README.md"), settings=settings, section="usage")
     assert usage["text"].startswith("## Usage") and "unitlib.convert" in usage["text"]
+
+
+HTML_BADGE_TABLE = """\
+# Holidays
+
+A library for public holidays.
+
+<table>
+  <tr>
+    <td>PyPI</td>
+    <td>
+      <a href="https://p.example/holidays"><img src="https://img.example/badge/downloads" alt="monthly downloads"></a>&nbsp;<a href="https://p.example/holidays"><img src="https://img.example/v" alt="version"></a>
+    </td>
+  </tr>
+</table>
+<p align="center"><img src="https://img.example/logo.png" alt="logo"></p>
+
+## Quick Start
+
+```python
+import holidays
+de = holidays.country_holidays("DE", years=2026)
+```
+
+## Available Markets
+
+<table>
+  <tr><td>XNYS</td><td>New York Stock Exchange</td></tr>
+</table>
+"""
+
+
+def test_a_readme_that_opens_with_an_html_badge_table_leads_with_its_usage() -> None:
+    """Issue 18 §8: a package page's badges, written as an HTML table, are not what the model reads first."""
+    cleaned = clean(HTML_BADGE_TABLE)
+    assert "img.example" not in cleaned and "&nbsp;" not in cleaned and "<table>" not in cleaned
+    assert cleaned.index("## Quick Start") < 200  # nothing but the introduction before the usage
+    assert "<td>XNYS</td>" in cleaned  # a table cell with data of its own stays

@@ -110,3 +110,25 @@ def test_sources_keep_the_used_packages_and_pages_of_no_package() -> None:
         "https://rhodesmill.org/pyephem/quick.html",  # names no known project as a whole word
         "https://en.wikipedia.org/wiki/Lunar_phase",
     )
+
+
+ZONE_TOOL = """\
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+def run(when: str, to_tz: str) -> dict:
+    return {"local": datetime.fromisoformat(when).astimezone(ZoneInfo(to_tz)).isoformat()}
+"""
+
+
+def test_a_package_the_code_loads_as_data_is_pinned(tmp_path: Path) -> None:
+    """Issue 18 §9: zoneinfo reads its zones from tzdata where the system has none; a tool
+    stored without that pin breaks on the next machine."""
+    env = moon_env(tmp_path)
+    dist(env.site_packages, "tzdata", "2026.1", top=("tzdata",))
+    installed = {**TASK_PINS, "tzdata": Requirement("tzdata", "2026.1", "cd" * 32)}
+    assert [r.pin for r in tool_requirements(ZONE_TOOL, installed, env)] == ["tzdata==2026.1"]
+    named = "import importlib.resources\n\ndef run() -> dict:\n    return {'n': len(list(importlib.resources.files('tzdata').iterdir()))}\n"
+    assert [r.pin for r in tool_requirements(named, installed, env)] == ["tzdata==2026.1"]
+    # not installed in the task: nothing to pin (the system's zones serve)
+    assert tool_requirements(ZONE_TOOL, TASK_PINS, env) == ()

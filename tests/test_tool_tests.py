@@ -43,7 +43,8 @@ def test_cases_are_checked_and_judged() -> None:
         ("x", "must be a list"),
         ([{"expect": 1}], "needs 'args'"),
         ([{"args": {}, "expected": 1}], "unknown keys"),
-        ([{"args": {}, "contains": [1]}], "'contains' must be an object"),
+        ([{"args": {}, "contains": [True]}], "'contains' must be an object"),
+        ([{"args": {}, "contains": 3}], "'contains' must be an object"),
     ]:
         with pytest.raises(ValueError, match=message):
             tooltests.normalise_cases(bad)
@@ -52,6 +53,71 @@ def test_cases_are_checked_and_judged() -> None:
     assert tooltests.problem({"args": {}, "contains": {"a": {"b": 1}}}, {"a": {"b": 1, "c": 2}, "d": 3}) is None
     assert "including" in (tooltests.problem({"args": {}, "contains": {"a": 1}}, {"b": 1}) or "")
     assert tooltests.problem({"args": {}, "expect": True}, 1) is not None  # a bool is not a number
+
+
+NEAR_MISSES = [
+    # what a model wrote, what it means, what the result says was understood
+    ({"args": {"n": 1}, "expected": {"v": 2}}, {"args": {"n": 1}, "expect": {"v": 2}}, "'expected' read as 'expect'"),
+    ({"input": {"n": 1}, "output": 2}, {"args": {"n": 1}, "expect": 2}, "'input' read as 'args'"),
+    ({"n": 1, "expected_output": 2}, {"args": {"n": 1}, "expect": 2}, "given at the top level"),
+    ({"args": {"n": 1}, "contains": "chóng"}, {"args": {"n": 1}, "contains": "chóng"}, "'contains' read as text"),
+    ({"args": {"n": 1}, "contains": ["a", 3]}, {"args": {"n": 1}, "contains": ["a", 3]}, "'contains' read as text"),
+    ({"description": "one", "args": {"n": 1}}, {"args": {"n": 1}}, "'description' is a label"),
+]
+
+
+@pytest.mark.parametrize(("sent", "meant", "said"), NEAR_MISSES)
+def test_near_miss_test_formats_are_read_as_meant_and_said_so(
+    sent: dict[str, Any], meant: dict[str, Any], said: str
+) -> None:
+    cases, understood = tooltests.read_cases([sent], {"properties": {"n": {"type": "integer"}}})
+    assert cases == (meant,)
+    assert any(said in line for line in understood), understood
+
+
+def test_a_case_whose_args_do_not_fit_the_parameters_is_left_out_and_said_so() -> None:
+    """A real model wrote a negative test with a value the schema's enum does not allow; the
+    tool is never run with it (the call is refused as bad arguments first), so it tests nothing."""
+    schema = {
+        "properties": {"year": {"type": "integer"}, "method": {"type": "string", "enum": ["western", "orthodox"]}}
+    }
+    sent = [
+        {"args": {"year": 2031, "method": "western"}},
+        {"args": {"year": 2031, "method": "lunar"}, "expect": {"error": "x"}},
+    ]
+    cases, understood = tooltests.read_cases(sent, schema)
+    assert cases == ({"args": {"year": 2031, "method": "western"}},)
+    assert any("test case 2 left out" in line and "must be one of" in line for line in understood)
+
+
+def test_canonical_cases_read_without_a_word() -> None:
+    assert tooltests.read_cases([{"args": {"n": 1}, "expect": 2}]) == (({"args": {"n": 1}, "expect": 2},), [])
+
+
+def test_contains_as_text_numbers_or_a_list_is_judged_on_the_result() -> None:
+    result = {"pinyin": "chóng qìng", "count": 2, "items": [{"v": 1.5}]}
+    assert tooltests.problem({"args": {}, "contains": "chóng"}, result) is None
+    assert tooltests.problem({"args": {}, "contains": ["qìng", 1.5, {"count": 2}]}, result) is None
+    assert tooltests.problem({"args": {}, "contains": "zhòng"}, result) is not None
+    assert tooltests.problem({"args": {}, "contains": [7]}, result) is not None
+    # an object's keys are found where the result nests them (a real model's moon tool)
+    events = {"events": [{"phase": "full", "date": "2026-09-26"}], "count": 1}
+    assert tooltests.problem({"args": {}, "contains": {"date": "2026-09-26"}}, events) is None
+    assert tooltests.problem({"args": {}, "contains": {"date": "2026-09-27"}}, events) is not None
+    assert tooltests.problem({"args": {}, "contains": {"phase": "full", "count": 1}}, events) is not None  # one place
+
+
+def test_create_tool_reads_a_near_miss_and_says_what_it_understood(tmp_path: Path) -> None:
+    tests = [{"args": {"start": "2021-01-01", "end": "2021-12-31"}, "expected": {"days": 364}}]
+    with rig(tmp_path) as r:
+        r.model.add(
+            reply(tool_call("code_interpreter", {"code": VERIFY})), reply(create_days_tool(tests=tests)), final("60")
+        )
+        r.agent().run_task("days between 2020-01-01 and 2020-03-01")
+        created = next(e.message for e in r.of_type("tool_result") if e.name == "create_tool")
+        stored = r.library.get("days_between")
+    assert created["ok"] and "'expected' read as 'expect'" in created["note"]
+    assert stored.spec.tests == ({"args": {"start": "2021-01-01", "end": "2021-12-31"}, "expect": {"days": 364}},)
 
 
 @pytest.fixture(params=BACKENDS)

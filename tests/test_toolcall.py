@@ -94,7 +94,8 @@ def test_bad_arguments_never_run_and_never_touch_health(lib: ToolLibrary) -> Non
 
 def test_the_tools_own_failures_count_and_quarantine_in_one_step(lib: ToolLibrary) -> None:
     boom = ToolCallResult(ok=False, error="run() raised ValueError: x", error_type=FailureKind.EXCEPTION)
-    runner = ScriptedRunner(ToolCallResult(ok=True, value={"days": 60}), boom, boom)
+    # the third run is the tool's own test, before quarantine: it fails too
+    runner = ScriptedRunner(ToolCallResult(ok=True, value={"days": 60}), boom, boom, boom)
     first = call(lib, runner, {"start": "2020-01-01", "end": "2020-03-01"})
     assert first.run.ok and first.result().data["result"] == {"days": 60} and first.recorded
     call(lib, runner, {"start": "2020-01-01", "end": "2020-03-01"})
@@ -103,6 +104,27 @@ def test_the_tools_own_failures_count_and_quarantine_in_one_step(lib: ToolLibrar
     assert last.result().failure is FailureKind.EXCEPTION
     tool = lib.get("days_between")
     assert tool.status is Status.QUARANTINED and (tool.stats.calls, tool.stats.failures) == (3, 2)
+    assert runner.calls[-1].args == tool.spec.test_args  # the own test ran before the quarantine
+
+
+def test_failures_from_callers_inputs_keep_a_tool_whose_own_tests_pass(lib: ToolLibrary) -> None:
+    """Issue 18 §7: 'yesterday' is not an ISO date. The tool raises, but its own test still
+    passes, so the failures were the callers': it stays, says so, and its count starts again."""
+    boom = ToolCallResult(
+        ok=False,
+        error="run() raised ValueError: Invalid isoformat string: 'yesterday'",
+        error_type=FailureKind.EXCEPTION,
+    )
+    runner = ScriptedRunner(boom, boom, ToolCallResult(ok=True, value={"days": 60}))
+    call(lib, runner, {"start": "yesterday", "end": "2020-03-01"})
+    last = call(lib, runner, {"start": "yesterday", "end": "2020-03-01"})
+    assert not last.quarantined and last.kept_after == 2
+    message = last.result().to_message()
+    assert "own tests still pass" in message["hint"] and "quarantined" not in message
+    tool = lib.get("days_between")
+    assert tool.status is Status.ACTIVE and (tool.stats.failures, tool.stats.consecutive_failures) == (2, 0)
+    kept = [e for e in lib.audit_log("days_between") if e.action == "kept"]
+    assert len(kept) == 1 and "callers' inputs" in (kept[0].reason or "")
 
 
 @pytest.mark.parametrize("kind", [FailureKind.SANDBOX, FailureKind.INSTALL])

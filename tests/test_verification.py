@@ -31,6 +31,11 @@ AttributeError: module 'ephem' has no attribute 'next_full_moon'
         "ERROR: 404 Client Error: Not Found for url: https://x.example/a\n",
         "failed: connection refused\n",
         "DeprecationWarning: use the new API\n",
+        # issue 18: a diagnosis of failure, with the version it imported, verifies nothing
+        "yfinance 1.7.0\nfast_info error: DNSError('Could not resolve host: q.example')\n"
+        "history error: TypeError(\"argument of type 'NoneType' is not iterable\")\n",
+        "FAIL https://q.example/a URLError(gaierror(-2, 'Name or service not known'))\n",
+        "quote failed: timeout\nholidays version: 0.62\n",
     ],
 )
 def test_errors_tracebacks_and_empty_values_do_not_verify(stdout: str) -> None:
@@ -48,11 +53,30 @@ def test_errors_tracebacks_and_empty_values_do_not_verify(stdout: str) -> None:
         (TRACEBACK + "fallback result: 42\n", "fallback result: 42"),
         ("UserWarning: slow path\n3.785411784 l\n", "3.785411784 l"),
         ("error rate in the sample: 0.3\n", "error rate in the sample: 0.3"),
+        ("pint 0.25.3\n85 meter ** 2 = 914.93 foot ** 2\n", "85 meter ** 2 = 914.93 foot ** 2"),
+        ("Standard error of the mean: 0.12\n", "Standard error of the mean: 0.12"),
+        ("16.1\n", "16.1"),  # a bare decimal is data, not a version line
+        ("1.2.3\n", "1.2.3"),
+        ("example.com -> 93.184.216.34\n", "example.com -> 93.184.216.34"),  # alone: a DNS tool's answer
     ],
 )
 def test_real_data_verifies_and_keeps_only_the_data_lines(stdout: str, evidence: str) -> None:
     verdict = judge(True, stdout)
     assert verdict.verified and verdict.evidence == evidence
+
+
+@pytest.mark.parametrize(
+    "stdout",
+    [
+        # a network check: the hosts it could not resolve, and the one it could
+        "stooq.com -> DNS error: [Errno -2] Name or service not known\npypi.org -> 203.0.113.80\n"
+        "stooq request failed: URLError(gaierror(-2, 'Name or service not known'))\n",
+        "query1.finance.example: not reachable\nindex.example: reachable\n",
+    ],
+)
+def test_a_network_check_beside_its_failures_does_not_verify(stdout: str) -> None:
+    verdict = judge(True, stdout)
+    assert not verdict.verified and "network check" in verdict.reason
 
 
 def test_a_failed_or_silent_run_does_not_verify() -> None:

@@ -471,3 +471,23 @@ def test_real_index_finds_known_packages(real_settings: Settings, query: str, ex
     hit = result["results"][names.index(expected)]
     assert hit["version"] and hit["summary"]
     assert hit["url"] == PackageIndex(real_settings.index_url).project_page_url(expected)
+
+
+def test_the_model_is_not_shown_the_backends_that_failed_before_one_answered() -> None:
+    """Issue 18: a list of DNS errors beside good results read like a failed search."""
+    from types import SimpleNamespace
+
+    from toolsmith.agent.metatools import web_search as meta
+
+    found = {
+        "ok": True,
+        "backend": "pypi",
+        "results": [{"name": "holidays"}],
+        "tried": [{"backend": "ddgs", "error": "dns"}],
+    }
+    ctx: Any = SimpleNamespace(web=SimpleNamespace(search=lambda query, n: found))
+    outcome = meta.handle(ctx, {"query": "holidays"})
+    assert outcome.ok and "tried" not in outcome.to_message() and outcome.data["backend"] == "pypi"
+    failed = {"ok": False, "error": "No search backend found anything", "tried": [{"backend": "ddgs", "error": "dns"}]}
+    ctx = SimpleNamespace(web=SimpleNamespace(search=lambda query, n: failed))
+    assert meta.handle(ctx, {"query": "x"}).to_message()["tried"] == failed["tried"]  # a failure keeps them

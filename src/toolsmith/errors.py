@@ -338,3 +338,16 @@ class KeyFileError(ConfigError):
     def __init__(self, message: str, *, path: Path, setting: str) -> None:
         super().__init__(message, setting=setting)
         self.path = path
+
+
+class VersionNotServedError(LibraryError):
+    """A caller named (or pinned) a version that is not served: pending, quarantined or retired.
+
+    ``served`` is the version served now (None when none is), so a message can name it."""
+
+    def __init__(self, message: str, *, name: str, version: int, status: str, served: int | None) -> None:
+        super().__init__(message)
+        self.name = name
+        self.version = version
+        self.status = status
+        self.served = served

@@ -58,7 +58,7 @@ class TaskContext:
     unlocked: dict[str, ToolVersion] = field(default_factory=dict)
     created: list[ToolVersion] = field(default_factory=list)
     failed_library_tools: set[str] = field(default_factory=set)
-    search_hits: set[str] = field(default_factory=set)
+    search_hits: set[str] = field(default_factory=set)  # every tool search_tools returned in this task
     last_hits: list[SearchHit] = field(default_factory=list)  # the latest search_tools answer
     dedup_warned: set[str] = field(default_factory=set)
     actions: list[Action] = field(default_factory=list)

@@ -36,7 +36,7 @@ from toolsmith.events import (
     null_sink,
 )
 from toolsmith.gate.core import Gate
-from toolsmith.library import Status, ToolLibrary
+from toolsmith.library import SearchHit, Status, ToolLibrary, ToolVersion
 from toolsmith.model import Model, ModelReply, Usage
 from toolsmith.model.replies import normalise_reply, strip_thinking
 from toolsmith.records import TaskResult
@@ -53,6 +53,11 @@ def _model_failure(exc: ModelError) -> str:
     if isinstance(exc, ModelResponseError):
         return "The model endpoint sent an unusable answer"
     return "The model call failed"
+
+
+def _last_used(tool: ToolVersion) -> str:
+    """When a tool was last called or, never called, created (ISO times sort as text)."""
+    return max(tool.stats.last_called_at or "", tool.provenance.created_at or "")
 
 
 def default_web(settings: Settings) -> WebAccess:
@@ -161,30 +166,42 @@ class Agent:
             ],
         )
         ctx.send(TaskStarted(task=index, text=task, session_id=self.session_id))
-        if self.pre_retrieval:
-            self._pre_retrieve(loop)
-        self._show_catalogue(loop)
+        hits = self._pre_retrieve(loop) if self.pre_retrieval else None
+        listed = self._catalogue(loop)
+        notes = (
+            [prompts.pre_retrieval_note(hits, library_size=len(self.library), listed=bool(listed))]
+            if hits is not None
+            else []
+        )
+        loop.messages[1]["content"] = "\n\n".join([task, *notes, *([listed] if listed else [])])
         return loop
 
-    def _show_catalogue(self, loop: _Loop) -> None:
-        """List a small library whole in the first request, so the model matches across
-        languages and paraphrases itself; a larger one is left to search."""
-        limit = self.settings.catalogue_max_tools
-        if limit <= 0 or not 0 < len(self.library) <= limit:
-            return
+    def _catalogue(self, loop: _Loop) -> str:
+        """A small library is listed whole in the first request, so the model matches across
+        languages and paraphrases itself; of a larger one, its most recently used tools,
+        which are the likeliest to serve a task that search missed (another language). The
+        listed tools are unlocked. Returns the note ("" when nothing is listed)."""
+        limit, size = self.settings.catalogue_max_tools, len(self.library)
+        if limit <= 0 or not size:
+            return ""
         tools = [t for t in self.library.list_tools() if t.status is Status.ACTIVE]
+        head = prompts.CATALOGUE_HEAD
+        if size > limit:
+            shown = loop.ctx.unlocked  # search hits are in the note already
+            tools = sorted((t for t in tools if t.name not in shown), key=_last_used, reverse=True)[:limit]
+            head = prompts.recent_head(size)
         if not tools:
-            return
+            return ""
         for tool in tools:
             loop.ctx.unlock(tool)  # shown by the program, as a search hit would be
-        note = prompts.catalogue_note([(t.name, t.spec.description) for t in tools], self.settings.catalogue_max_chars)
-        loop.messages[1]["content"] = f"{loop.messages[1]['content']}\n\n{note}"
+        return prompts.catalogue_note(
+            [(t.name, t.spec.description) for t in tools], self.settings.catalogue_max_chars, head
+        )
 
-    def _pre_retrieve(self, loop: _Loop) -> None:
-        """Search the library for the task before the model speaks, and say what was found."""
+    def _pre_retrieve(self, loop: _Loop) -> list[SearchHit]:
+        """Search the library for the task before the model speaks; the hits are unlocked."""
         outcome = loop.toolbox.call("pre-retrieval", "search_tools", {"query": loop.ctx.task}, origin=Origin.PROGRAM)
-        note = prompts.pre_retrieval_note(loop.ctx.last_hits if outcome.ok else [])
-        loop.messages[1]["content"] = f"{loop.ctx.task}\n\n{note}"
+        return list(loop.ctx.last_hits) if outcome.ok else []
 
     def _turns(self, loop: _Loop) -> tuple[str, str]:
         ctx = loop.ctx

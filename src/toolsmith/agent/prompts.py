@@ -16,8 +16,11 @@ You are toolsmith, an agent that solves tasks by building, verifying and reusing
 You start with five meta-tools and a persistent tool library that grows with every task.
 
 Follow this pipeline:
-0. Reuse first. Look at the library (search_tools). If a stored tool fits, call it with the \
-task's arguments and answer from its output. Then do not search the web or create a tool.
+0. Reuse first. The program has already searched the library for the task: its notes after the \
+task list the tools that matched and the ones used recently. If one fits, call it with the \
+task's arguments and answer from its output; then do not search the web or create a tool. Call \
+search_tools yourself only for a tool you expect the library to hold that the notes do not show \
+(search in English for a task in another language).
 1. Otherwise, web_search for a free, key-free, pip-installable open-source Python library (or a \
 public API that needs no key) that can produce what the task needs.
 2. read_webpage its documentation (package page, README) to learn its real API.
@@ -28,8 +31,9 @@ get_exchange_rate(base, quote) rather than get_usd_to_eur. Its run(...) must cal
 at run time and return JSON-serialisable data. Give real test_args, a few more test cases \
 (tests: other real arguments, with the expected result where your verified output shows it), and \
 keywords in English and in the task's language.
-5. Call the new tool with the task's arguments and answer from its output. When create_tool says \
-its test run used the task's own arguments, its test_result is that output: answer from it.
+5. Call the new tool with the task's arguments and answer from its output. When its test run \
+used the task's own arguments (create_tool's note says when it can tell), its test_result is that \
+output: answer from it.
 
 Rules:
 - "Real data" is whatever the task needs: a date calculation, a unit conversion, a price, a \
@@ -50,16 +54,24 @@ def system_prompt(max_calls_per_turn: int) -> str:
     )
 
 
-def pre_retrieval_note(hits: Sequence[SearchHit]) -> str:
-    """What the program tells the model after searching the library for the task itself."""
+def pre_retrieval_note(hits: Sequence[SearchHit], *, library_size: int, listed: bool = False) -> str:
+    """What the program tells the model after searching the library for the task itself;
+    ``listed``: a list of tools follows it (the catalogue, or the recently used ones)."""
+    if not library_size:
+        return "[toolsmith] The tool library is empty: build the tool this task needs, following the pipeline."
     if not hits:
-        return (
-            "[toolsmith] The program searched the tool library for this task: no stored tool "
-            "matched. Build one following the pipeline."
+        # Only the task's words were searched: a tool worded otherwise, or in another
+        # language, may still fit, and the list below may show it.
+        then = (
+            "If a tool listed below fits, call it; if none does, build one (searching the library again "
+            "with the same words finds nothing more)."
+            if listed
+            else "Build the tool the task needs."
         )
+        return f"[toolsmith] The program searched the tool library for this task's words: none matched them. {then}"
     lines = [
-        "[toolsmith] The program searched the tool library for this task. These stored tools "
-        "matched and are unlocked (callable now):"
+        "[toolsmith] The program searched the tool library for this task. These stored tools share "
+        "words with it and are unlocked (callable now); check that one really does what the task needs:"
     ]
     for hit in hits:
         tool = hit.tool
@@ -68,24 +80,42 @@ def pre_retrieval_note(hits: Sequence[SearchHit]) -> str:
             f"Parameters: {tool.spec.parameters.get('properties', {})}"
         )
     lines.append(
-        "If one fits, call it directly with the task's arguments and answer from its output; "
-        "do not search the web or create a tool."
+        "If one fits, call it with the task's arguments and answer from its output, without searching "
+        "the web or creating a tool. If none fits, build the tool the task needs."
     )
     return "\n".join(lines)
 
 
-def catalogue_note(tools: list[tuple[str, str]], max_chars: int) -> str:
-    """The small library's catalogue: one line per tool, name and the first line of its
-    description, within ``max_chars`` (the tools that do not fit are counted, not listed)."""
-    head = (
-        "[toolsmith] The whole tool library, unlocked (callable now). A tool may fit even when "
-        "the task is worded differently or in another language:"
+CATALOGUE_HEAD = (
+    "[toolsmith] The whole tool library, unlocked (callable now). A tool may fit even when "
+    "the task is worded differently or in another language:"
+)
+
+
+def recent_head(library_size: int) -> str:
+    return (
+        f"[toolsmith] The library's most recently used tools, unlocked (callable now); it holds "
+        f"{library_size} tools and search_tools finds the others. A tool may fit even when the task "
+        "is worded differently or in another language:"
     )
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` within ``limit`` characters, cut at a word and marked, never mid-word."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    return (head[: head.rfind(" ")] if " " in head else head).rstrip(" ,;:(") + "…"
+
+
+def catalogue_note(tools: list[tuple[str, str]], max_chars: int, head: str = CATALOGUE_HEAD) -> str:
+    """A list of tools: one line per tool, name and the first line of its description, within
+    ``max_chars`` (the tools that do not fit are counted, not listed)."""
     tail = "If one fits, call it with the task's arguments and answer from its output."
     lines, used, left = [head], len(head) + len(tail) + 50, 0  # 50: the "and N more" line
     for name, description in tools:
         first = " ".join(description.strip().splitlines()[0].split()) if description.strip() else ""
-        line = f"- {name}: {first[:160]}"
+        line = f"- {name}: {_cut(first, 160)}"
         if used + len(line) + 1 > max_chars:
             left += 1
             continue

@@ -31,6 +31,7 @@ from toolsmith.model import ToolCallRequest
 from toolsmith.model.replies import parse_arguments
 from toolsmith.records import Action
 from toolsmith.redaction import encodable
+from toolsmith.service import rollback
 from toolsmith.service.toolcall import call_stored_tool
 
 Handler = Callable[[TaskContext, dict[str, Any]], Outcome]
@@ -210,6 +211,9 @@ class Toolbox:
             actor=f"agent:{ctx.session_id}",
             quarantine_after=ctx.settings.quarantine_after,
             warm=True,  # a stored tool is called again and again
+            on_quarantine=rollback.hook(
+                ctx.settings, library=ctx.library, runner=ctx.sandbox, actor=f"agent:{ctx.session_id}"
+            ),
         )
         outcome = call.result()
         if call.run.blame is Blame.TOOL:

@@ -26,7 +26,6 @@ from toolsmith.cli.common import (
     JsonOption,
     emit_json,
     fail,
-    open_library,
     open_session,
     parse_ref,
     short,
@@ -35,6 +34,7 @@ from toolsmith.config import Settings
 from toolsmith.errors import ReviewError
 from toolsmith.library import Status, ToolLibrary, ToolVersion, user_actor
 from toolsmith.sandbox import Sandbox
+from toolsmith.service import evidence, rollback
 from toolsmith.service import review as rv
 
 ReasonOption = typer.Option(None, "--reason", help="Why (kept in the audit trail); a default is recorded otherwise.")
@@ -73,26 +73,48 @@ def _sandbox(settings: Settings) -> Sandbox:
 # --- non-interactive decisions ---------------------------------------------------------
 
 
-def _decide(action: str, ref: str, reason: str | None, as_json: bool) -> None:
+def _decide(action: str, ref: str, reason: str | None, as_json: bool, *, tests: bool = True) -> None:
     name, version = parse_ref(ref, as_json)
-    with open_library(as_json) as library:
-        decision = rv.decide(library, action, name, version, reason=reason, actor=user_actor())
+    proof = None
+    with open_session(as_json) as (settings, library):
+        if action == rv.APPROVE:
+            proof = _evidence(settings, library, rv.target(library, action, name, version), tests=tests)
+            version = proof.tool.version
+        decision = rv.decide(library, action, name, version, reason=reason, actor=user_actor(), evidence=proof)
     if as_json:
-        emit_json(decision.to_dict())
+        emit_json({**decision.to_dict(), "evidence": proof.details() if proof is not None else None})
         return
     line = f"{decision.tool.ref}: {decision.before.value} -> {decision.tool.status.value} ({decision.reason})"
     if decision.superseded is not None:
         line += f"; v{decision.superseded} retired (superseded)"
     typer.echo(line + ".")
+    if proof is not None:
+        typer.echo(f"evidence: {_evidence_line(proof)}")
+
+
+def _evidence(settings: Settings, library: ToolLibrary, tool: ToolVersion, *, tests: bool) -> evidence.Evidence:
+    """What the approval of ``tool`` rests on: its own tests run now in the sandbox (unless ``tests`` is off)."""
+    if not tests:
+        return evidence.none_given(tool)
+    return evidence.gather(tool, library=library, runner=_sandbox(settings), actor=user_actor())
+
+
+def _evidence_line(proof: evidence.Evidence) -> str:
+    if proof.run is None or proof.sandbox is None:
+        return evidence.NOT_RUN
+    return f"{proof.run.summary()} in {proof.sandbox.backend} ({proof.sandbox.version})"
 
 
 def approve(
     ref: str = typer.Argument(..., metavar="NAME[@VERSION]", help="Default: the newest pending version."),
     reason: str | None = ReasonOption,
+    tests: bool = typer.Option(
+        True, "--tests/--no-tests", help="Run its own tests in the sandbox first and record them as the evidence."
+    ),
     as_json: bool = JsonOption,
 ) -> None:
-    """Approve a version: it becomes active and served; the served one retires."""
-    _decide(rv.APPROVE, ref, reason, as_json)
+    """Approve a version after its own tests pass in the sandbox: it becomes served; the served one retires."""
+    _decide(rv.APPROVE, ref, reason, as_json, tests=tests)
 
 
 def reject(
@@ -118,10 +140,13 @@ def quarantine(
 
 def review(
     reason: str | None = typer.Option(None, "--reason", help="Reason recorded for every decision in this walk."),
+    tests: bool = typer.Option(
+        True, "--tests/--no-tests", help="Run a version's own tests in the sandbox before approving it (the evidence)."
+    ),
 ) -> None:
     """Walk through the pending versions (oldest first): approve, reject, skip or quit."""
     counts = {"approve": 0, "reject": 0, "skip": 0}
-    with open_library(False) as library:
+    with open_session(False) as (settings, library):
         pending = rv.pending_versions(library)
         if not pending:
             typer.echo("Nothing is waiting for review.")
@@ -136,9 +161,12 @@ def review(
                 counts["skip"] += 1
                 continue
             why = reason if reason is not None or choice == "approve" else _ask_reason()
+            proof = _evidence(settings, library, tool, tests=tests) if choice == "approve" else None
             try:
-                decision = rv.decide(library, choice, tool.name, tool.version, reason=why, actor=user_actor())
-            except ReviewError as exc:  # decided elsewhere meanwhile: say so and go on
+                decision = rv.decide(
+                    library, choice, tool.name, tool.version, reason=why, actor=user_actor(), evidence=proof
+                )
+            except ReviewError as exc:  # decided elsewhere meanwhile, or failing tests: say so and go on
                 typer.echo(f"error: {exc}", err=True)
                 continue
             counts[choice] += 1
@@ -250,9 +278,10 @@ def health_command(
         else:
             tools = library.with_status(Status.ACTIVE)
         sandbox = _sandbox(settings)
+        after = rollback.hook(settings, library=library, runner=sandbox, actor=user_actor())
         results = [
             rv.health_check(t, library=library, runner=sandbox, actor=user_actor(),
-                            quarantine_failing=quarantine_failing)
+                            quarantine_failing=quarantine_failing, on_quarantine=after)
             for t in tools
         ]  # fmt: skip
     passed = sum(r.ok for r in results)
@@ -281,6 +310,8 @@ def _print_health(results: list[rv.HealthCheck]) -> None:
     for r in results:
         result = Text("pass", style="green") if r.ok else Text("FAIL", style="red")
         status = r.tool.status.value + (" (now)" if r.quarantined else "")
+        if r.rolled_back_to is not None:
+            status += f"; v{r.rolled_back_to} served again"
         table.add_row(Text(r.tool.ref), status, result, f"{r.latency_ms:.0f}", Text(short(r.error or "", 120)))
     Console(highlight=False).print(table)
     failed = [r for r in results if not r.ok]

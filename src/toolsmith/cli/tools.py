@@ -21,6 +21,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from toolsmith.cli import call as call_cmd
 from toolsmith.cli import review
 from toolsmith.cli.common import (
     EXIT_FAILED,
@@ -36,6 +37,7 @@ from toolsmith.cli.common import (
 from toolsmith.config import Settings
 from toolsmith.library import Status, ToolLibrary, ToolVersion, signing, user_actor
 from toolsmith.library.bundle import ImportReport, Validator, export_tools, import_tools, verify_bundle
+from toolsmith.service import evidence, rollback
 
 app = typer.Typer(
     help="Inspect, search, remove, export and import the tools in the library.",
@@ -100,8 +102,13 @@ def show(
     name, version = parse_ref(ref, as_json)
     with open_library(as_json) as library:
         tool = library.get(name, version)
+        rolled = rollback.last_rollback(library, name)
+        proofs = library.evidence(name, tool.version)
+    if rolled is not None and tool.version not in (rolled.to_version, rolled.from_version):
+        rolled = None
     if as_json:
-        emit_json(tool.to_dict(include_code=True))
+        extra = {"rollback": rolled.to_dict() if rolled else None, "evidence": [e.to_dict() for e in proofs]}
+        emit_json({**tool.to_dict(include_code=True), **extra})
         return
     console = Console(highlight=False)
     table = Table(show_header=False, title=tool.ref, title_justify="left")
@@ -109,6 +116,10 @@ def show(
     table.add_column("value")
     for key, value in _show_rows(tool):
         table.add_row(key, Text(value))
+    if rolled is not None:
+        table.add_row("rollback", Text(rolled.line()))
+    for proof in proofs:
+        table.add_row("evidence", Text(evidence.describe(proof)))
     console.print(table)
     if code:
         console.print(Syntax(tool.spec.code, "python", line_numbers=True, word_wrap=True))
@@ -335,5 +346,6 @@ def _print_import(report: ImportReport) -> None:
     typer.echo(f"Signature: {report.signature.describe()}.")
 
 
-# review, approve, reject, quarantine, test and sync live in their own module.
+# review, approve, reject, quarantine, test and sync live in their own module, as does call.
 review.register(app)
+app.command("call")(call_cmd.call)

@@ -120,6 +120,11 @@ class Settings:
     quarantine_after: int = setting(
         3, "quarantine_after", Whole(1), "consecutive failures before a tool is quarantined"
     )
+    rollback: bool = setting(
+        True, "rollback", Flag(),
+        "serve the parent again when the served version is quarantined failing its own tests and the parent passes",
+        env="TOOLSMITH_ROLLBACK",
+    )
     dedup_threshold: float = setting(
         0.55, "dedup_threshold", Number(maximum=1),
         "similarity at which a new tool is reported as a likely duplicate of an active one",

@@ -11,8 +11,12 @@ and stops at the first failure:
    ``type: object`` is fixed) and agrees with ``run``'s signature, and ``test_args`` fit;
 4. ``anti_mock``: no mock, fake, dummy or sample data and no hard-coded results
    (judged on the AST, see :mod:`toolsmith.gate.antimock`);
-5. ``generality``: no ``test_args`` value is baked into the code;
-6. ``test_run``: ``run(**test_args)`` really runs in the sandbox and returns JSON.
+5. ``generality``: no ``test_args`` value is baked into the code. Syntax gives the evidence
+   (:mod:`toolsmith.gate.generality`); where it is not conclusive, the tool's own tests
+   decide: a parameter they vary, with different results, is a parameter. Thin evidence
+   gets a request for one more test case, never an order to delete a literal;
+6. ``test_run``: ``run(**test_args)`` really runs in the sandbox and returns JSON, and
+   every further test case gives what it expects.
 
 Every verdict is a :class:`GateReport`; a refusal says which check failed and why in a
 sentence a model can act on. The gate itself never writes anything.
@@ -21,14 +25,15 @@ sentence a model can act on. The gate itself never writes anything.
 from __future__ import annotations
 
 import ast
+import json
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from toolsmith.calls import META_TOOL_NAMES
 from toolsmith.gate.antimock import find_mock_data
-from toolsmith.gate.generality import find_hardcoded_test_values
+from toolsmith.gate.generality import Finding, find_hardcoded_test_values
 from toolsmith.isolation.result import Blame, FailureKind
 from toolsmith.library import testcases as tooltests
 from toolsmith.library.models import ToolSpec, tool_name_problem
@@ -106,32 +111,42 @@ class Gate:
         checks.append(param_check)
         if parameters is None or not param_check.ok:
             return self._report(checks, started)
-        for check in (_check_anti_mock(tree), _check_generality(tree, spec.test_args, parameters)):
-            checks.append(check)
-            if not check.ok:
-                return self._report(checks, started, parameters)
-        run_check, value = self._check_test_run(replace(spec, parameters=parameters))
+        spec = replace(spec, parameters=parameters)
+        finding = find_hardcoded_test_values(tree, spec.test_args, parameters)
+        for check in (_check_anti_mock(tree), _generality_before_runs(finding, spec)):
+            if check is not None:
+                checks.append(check)
+                if not check.ok:
+                    return self._report(checks, started, parameters)
+        run_check, value = self._check_test_run(spec)
         checks.append(run_check)
+        runs = [(spec.test_args, value)] if run_check.ok else []
         if run_check.ok and spec.tests:
-            checks.append(self._check_cases(replace(spec, parameters=parameters)))
+            case_check, case_runs = self._check_cases(spec)
+            checks.append(case_check)
+            runs += case_runs
+        if finding is not None and all(c.ok for c in checks):
+            checks.append(_generality_from_runs(finding, runs))  # the tests' evidence decides
         return self._report(checks, started, parameters, value)
 
-    def _check_cases(self, spec: ToolSpec) -> GateCheck:
-        """Every further test case runs and gives what it expects (the first failure is named)."""
+    def _check_cases(self, spec: ToolSpec) -> tuple[GateCheck, list[tuple[dict[str, Any], Any]]]:
+        """Every further test case runs and gives what it expects (the first failure is named);
+        with the (args, value) of each passing run."""
+        runs: list[tuple[dict[str, Any], Any]] = []
         for number, case in enumerate(spec.tests, 1):
             problems = argument_problems(spec.parameters, case["args"], strict=True)
             if problems:
-                return GateCheck(
-                    "tests", False, f"test case {number}: args do not fit the schema: {'; '.join(problems)}."
-                )
+                message = f"test case {number}: args do not fit the schema: {'; '.join(problems)}."
+                return GateCheck("tests", False, message), runs
             outcome = execute(self.runner, spec, case["args"])
             if not outcome.ok:
                 why = outcome.error if outcome.blame is not Blame.MACHINE else f"the sandbox failed: {outcome.error}"
-                return GateCheck("tests", False, f"test case {number} ({_args(case)}) failed: {why}.")
+                return GateCheck("tests", False, f"test case {number} ({_args(case)}) failed: {why}."), runs
             wrong = tooltests.problem(case, outcome.value)
             if wrong:
-                return GateCheck("tests", False, f"test case {number} ({_args(case)}): {wrong}.")
-        return GateCheck("tests", True, f"{len(spec.tests)} further test case(s) passed")
+                return GateCheck("tests", False, f"test case {number} ({_args(case)}): {wrong}."), runs
+            runs.append((case["args"], outcome.value))
+        return GateCheck("tests", True, f"{len(spec.tests)} further test case(s) passed"), runs
 
     # -- individual checks -------------------------------------------------------------
 
@@ -271,16 +286,93 @@ def _check_anti_mock(tree: ast.Module) -> GateCheck:
     return GateCheck("anti_mock", True)
 
 
-def _check_generality(tree: ast.Module, test_args: dict[str, Any], parameters: dict[str, Any]) -> GateCheck:
-    baked = find_hardcoded_test_values(tree, test_args, parameters)
-    if baked:
+def _generality_before_runs(finding: Finding | None, spec: ToolSpec) -> GateCheck | None:
+    """The verdict the code alone allows; ``None`` when the tests' runs must decide."""
+    if finding is None:
+        return GateCheck("generality", True)
+    where = f"line {finding.line}"
+    if finding.answer:
         return GateCheck(
             "generality",
             False,
-            f"The tool is not parameterised: the test value {baked!r} is hard-coded in the code. "
-            "Use the run() parameter instead so the tool works for any input.",
+            f"The code holds the answer for the test value {finding.value!r} ({where}): a table entry or a "
+            f"special case that returns literal data for it, so the tool only knows the cases written into "
+            "it. Compute the result with the library at run time for any input.",
         )
-    return GateCheck("generality", True)
+    if not _varied(spec, finding.parameter):
+        return GateCheck(
+            "generality",
+            False,
+            f"The test value {finding.value!r} of parameter {finding.parameter!r} appears in the code as data "
+            f"({where}), and no test case uses another value of {finding.parameter!r}, so the gate cannot tell "
+            f"a parameter from a baked-in answer. Keep the code if {finding.parameter!r} is a real input, and "
+            f"add a case to tests with another value of {finding.parameter!r} (with what it returns): a tool "
+            "whose tests vary a parameter and get different results is general.",
+        )
+    return None
+
+
+def _varied(spec: ToolSpec, parameter: str) -> bool:
+    """Whether a test case gives ``parameter`` another value than the test run does."""
+    tested = _canonical(spec.test_args.get(parameter))
+    return any(parameter in c["args"] and _canonical(c["args"][parameter]) != tested for c in spec.tests)
+
+
+def _generality_from_runs(finding: Finding, runs: list[tuple[dict[str, Any], Any]]) -> GateCheck:
+    """A flagged parameter is one when runs with different values of it got different results.
+
+    Only runs that give the parameter a value count: one that leaves it out gets its default,
+    which may well be the test value, echoed back as it should be."""
+    name = finding.parameter
+    given = [(args, value) for args, value in runs if name in args]
+    results: dict[str, set[str]] = {}
+    for args, value in given:
+        results.setdefault(_canonical(args[name]), set()).add(_canonical(value))
+    distinct = {frozenset(r) for r in results.values()}
+    tested = _canonical(finding.value)
+    leaked = any(
+        _canonical(args[name]) != _canonical(finding.argument) and tested in map(_canonical, _leaves(value))
+        for args, value in given
+    )
+    if leaked:
+        return GateCheck(
+            "generality",
+            False,
+            f"The tool returns the test value {finding.value!r} (written in the code at line {finding.line}) for "
+            f"other values of {name!r} too, so it answers from the code. Make the result come from {name!r}, "
+            "computed with the library at run time.",
+        )
+    if len(results) >= 2 and len(distinct) >= 2:
+        shown = ", ".join(sorted(results))
+        return GateCheck(
+            "generality",
+            True,
+            f"{finding.value!r} appears in the code as data (line {finding.line}), but the tests give {name!r} "
+            f"{len(results)} values ({shown}) with different results: it is a parameter",
+        )
+    return GateCheck(
+        "generality",
+        False,
+        f"The tests give {name!r} other values, but every run returned the same result, so the tool ignores "
+        f"{name!r} or answers from the code (the test value {finding.value!r} is used as data at line "
+        f"{finding.line}). Make the result depend on {name!r}, computed with the library at run time.",
+    )
+
+
+def _leaves(value: Any) -> Iterator[Any]:
+    """The plain values of a JSON result, at any depth."""
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _leaves(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _leaves(item)
+    else:
+        yield value
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
 def _args(case: dict[str, Any]) -> str:

@@ -18,6 +18,11 @@ Two rules keep real hard-coding out. A lone comparison with the test value
 (``if ticker == "NVDA": ...``) special-cases the test, so it counts. And a literal table
 whose keys are test values and whose entries are returned as they are
 (``return {"capital": CAPITALS[country]}``) holds the task's answer, so its keys count.
+
+Syntax alone cannot tell every option from a baked-in answer, so a :class:`Finding` is
+evidence for the gate, not its verdict: the gate clears it when the tool's own tests vary
+that parameter and get different results (see :mod:`toolsmith.gate.core`), except for
+the two answer patterns above, which no test clears.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 _ERROR_KEYS = frozenset({"error", "errors", "message", "detail", "hint", "warning"})
@@ -81,23 +87,78 @@ class _Tree:
             node = parent
 
 
+@dataclass(frozen=True)
+class Finding:
+    """A test value the code uses as data: which value, of which parameter, where.
+
+    ``answer`` marks the patterns no test can clear: a literal table whose entry for the
+    value is returned as the answer, a lone comparison with the value whose branch returns
+    literal data (``if ticker == "NVDA": return {...}``), and the value written into a URL,
+    path or query, which then fetches the same thing for every input.
+    """
+
+    value: Any
+    parameter: str
+    line: int
+    answer: bool = False
+    argument: Any = None  # the parameter's whole test value (``value`` may sit inside it)
+
+
 def find_hardcoded_test_values(
     tree: ast.Module, test_args: dict[str, Any], parameters: dict[str, Any] | None = None
-) -> Any:
-    """Return the first test_args value the code uses as data, or None.
+) -> Finding | None:
+    """The first test_args value the code uses as data, or None.
 
     ``parameters`` is the tool's JSON schema: values its ``enum`` lists are options.
     """
-    wanted = list(_test_values(test_args))
+    wanted = [(name, value) for name, arg in test_args.items() for value in _test_values(arg)]
     if not wanted:
         return None
     info = _Tree(tree, _schema_enums(parameters or {}))
     constants = [node for node in ast.walk(tree) if isinstance(node, ast.Constant)]
-    for value in wanted:
+    for name, value in wanted:
         for node in constants:
             if _matches(node.value, value) and not _exempt(info, node):
-                return value
+                answer = _in_address(node.value, value) or _holds_answer(info, node)
+                return Finding(value, name, node.lineno, answer=answer, argument=test_args[name])
     return None
+
+
+def _in_address(constant: object, value: Any) -> bool:
+    """The value written into a URL, path or query: whatever the input, that is what is fetched."""
+    return isinstance(constant, str) and constant != value and bool(re.search(r"://|^/|[?&]\w+=", constant))
+
+
+def _holds_answer(info: _Tree, node: ast.Constant) -> bool:
+    """Whether the literal keys an answer table, or guards a branch that returns literal data."""
+    for child, parent in info.ancestors(node):
+        if isinstance(parent, ast.Dict) and id(parent) in info.answer_tables:
+            return True
+        if isinstance(parent, ast.If) and child is parent.test:
+            return any(_returns_literal(stmt) for stmt in parent.body)
+    return False
+
+
+def _returns_literal(stmt: ast.stmt) -> bool:
+    """A ``return`` in ``stmt`` built from literals only (``{"price": 123.4}``), not an error."""
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Return) and node.value is not None and _literal_only(node.value):
+            is_error = isinstance(node.value, ast.Dict) and any(
+                isinstance(k, ast.Constant) and str(k.value).lower() in _ERROR_KEYS for k in node.value.keys
+            )
+            if not is_error:
+                return True
+    return False
+
+
+def _literal_only(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.Dict):
+        return all(k is not None and _literal_only(k) for k in node.keys) and all(map(_literal_only, node.values))
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return all(map(_literal_only, node.elts))
+    return False
 
 
 def _exempt(info: _Tree, node: ast.Constant) -> bool:

@@ -6,9 +6,13 @@ showing nothing but a DNS error; counting that as verification unlocks ``create_
 and makes the nudge claim "you verified real data" when nothing was fetched.
 
 The judgement is line by line on stdout: a line is *noise* when it is blank, part of a
-traceback, an exception or warning line, a typical network or HTTP failure message, or
-an empty value (``None``, ``[]``, ``{}``). The run verifies when at least one line is
-left. It is a pure function so it can be tested on its own and reused by any caller.
+traceback, an exception or warning line, a typical network or HTTP failure message, a
+caught exception printed with a label (``quote error: DNSError(...)``), a package's
+version alone (``yfinance 1.7.0``: the import works, no data came), a connectivity
+probe's line beside failures (``pypi.org -> 203.0.113.80``: the network, not data), or
+an empty value (``None``, ``[]``, ``{}``). The run verifies when at least one line is left: a run whose
+output is a diagnosis of failure verifies nothing, so nothing pushes to store its code.
+It is a pure function so it can be tested on its own and reused by any caller.
 """
 
 from __future__ import annotations
@@ -28,9 +32,22 @@ _FAILURE_WORDS = re.compile(
     r"|getaddrinfo failed|No address associated with hostname|Failed to resolve"
     r"|Failed to establish a new connection|Max retries exceeded|Connection (?:refused|reset|aborted)"
     r"|Network is unreachable|timed out|urlopen error|\[Errno -?\d+\]|SSL: CERTIFICATE_VERIFY_FAILED"
-    r"|\b(?:HTTP|Client|Server)?Error\b.*\b[45]\d\d\b|\b[45]\d\d (?:Client|Server) Error",
+    r"|\b(?:HTTP|Client|Server)?Error\b.*\b[45]\d\d\b|\b[45]\d\d (?:Client|Server) Error"
+    r"|Could not resolve host|Could not connect|Connection error|No route to host|unreachable|not reachable"
+    # a caught exception printed as its repr or with a label: "history error: TypeError(...)",
+    # "FAIL https://... URLError(gaierror(-2, ...))", "quote failed: timeout"
+    r"|\b\w*(?:Error|Exception)\(|\b(?:error|errors|failed|failure|exception)\s*:|^\s*FAIL(?:ED)?\b",
     re.IGNORECASE,
 )
+# A line of a connectivity probe: a host and the address it resolves to, or its status
+# ("pypi.org -> 203.0.113.80", "stooq.com: reachable"). It shows the network, not data.
+_PROBE_LINE = re.compile(
+    r"^[\w.-]+\.[a-z]{2,}\s*(?:->|=>|→|:|=|resolves to|resolved to)\s*"
+    r"(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9a-f:]+:[0-9a-f:]+|(?:not\s+)?(?:ok|reachable|resolv\w*|up|down))\.?$",
+    re.IGNORECASE,
+)
+# A line that only says which version of a package is installed: the import works, nothing more.
+_VERSION_LINE = re.compile(r"^[a-z][\w.\-]*(?:\s+version)?(?:\s*[:=]\s*|\s+)v?\d+(?:\.\d+)+\S*$", re.IGNORECASE)
 _EMPTY_VALUES = frozenset({"none", "null", "nan", "[]", "{}", "()", "''", '""', "set()"})
 
 
@@ -46,9 +63,14 @@ class Verdict:
 def is_noise(line: str) -> bool:
     """A stdout line that shows no data: blank, a traceback, an error or an empty value."""
     text = line.strip()
-    if not text or text.lower() in _EMPTY_VALUES:
+    if not text or text.lower() in _EMPTY_VALUES or _VERSION_LINE.match(text):
         return True
     return bool(_TRACEBACK_FRAME.match(line) or _EXCEPTION_LINE.match(text) or _FAILURE_WORDS.search(text))
+
+
+def _failed(line: str) -> bool:
+    text = line.strip()
+    return bool(text) and bool(_EXCEPTION_LINE.match(text) or _FAILURE_WORDS.search(text))
 
 
 def _data_lines(lines: list[str]) -> list[str]:
@@ -74,7 +96,12 @@ def judge(ok: bool, stdout: str, *, limit: int = 2000) -> Verdict:
         return Verdict(False, reason="the run failed")
     if not stdout.strip():
         return Verdict(False, reason="it printed nothing")
-    data = _data_lines(stdout.splitlines())
+    lines = stdout.splitlines()
+    data = _data_lines(lines)
     if not data:
         return Verdict(False, reason="it printed only errors, tracebacks or empty values")
+    if all(_PROBE_LINE.match(line.strip()) for line in data) and any(_failed(line) for line in lines):
+        # A network check beside its failures ("pypi.org -> 203.0.113.80"): it shows what the
+        # network reaches, not the data; alone, the same line may be a DNS tool's answer.
+        return Verdict(False, reason="it printed only a network check and failures")
     return Verdict(True, evidence="\n".join(data).strip()[:limit])

@@ -302,6 +302,9 @@ def job_plan(job: Job, bwrap: str, *, guard: tuple[int, ...] | None = RUN_GUARD,
     return LaunchPlan(command=tuple(command), cwd=job.workdir, limits=job.limits, bwrap=sandbox)
 
 
+BWRAP_FAILED = 1  # bwrap's exit status when it gives up (a mount, a namespace, a bad option)
+
+
 class BwrapBackend:
     """Runs jobs under bubblewrap with a private root, namespaces and cgroups."""
 
@@ -317,7 +320,9 @@ class BwrapBackend:
     def execute(self, job: Job) -> ExecResult:
         """Run the job. Raises :class:`SandboxError` when bwrap could not build the sandbox."""
         result, exited = run_plan(job_plan(job, self.bwrap, status=True), backend=self.name, network=job.network)
-        if not exited and not result.timed_out and result.killed_by != "memory" and result.stderr.startswith("bwrap: "):
+        # bwrap reports the command's exit on its status stream; a run it ended itself, with
+        # its own failure status and no such report, is one whose sandbox it could not build.
+        if not exited and result.exit_code == BWRAP_FAILED and not result.timed_out and result.killed_by != "memory":
             raise SandboxError(
                 f"The sandbox could not be set up: {result.stderr.strip().splitlines()[0]}",
                 code="setup",

@@ -3,6 +3,7 @@
 from toolsmith.library.bundle import ImportOutcome, ImportReport, export_tools, import_tools
 from toolsmith.library.models import (
     AuditEntry,
+    EvidenceEntry,
     Provenance,
     Requirement,
     SearchHit,
@@ -15,6 +16,7 @@ from toolsmith.library.store import ToolLibrary, user_actor, utc_now
 
 __all__ = [
     "AuditEntry",
+    "EvidenceEntry",
     "ImportOutcome",
     "ImportReport",
     "Provenance",

@@ -225,3 +225,30 @@ class AuditEntry:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class EvidenceEntry:
+    """What one approval of a version was given: its tests as they ran, and where (append-only).
+
+    ``hash`` is the hash of the version the evidence was gathered for; the database
+    refuses evidence whose hash is not its version's, and :attr:`bound` checks it again on
+    the way out. ``details`` holds the cases (args, outcome), the sandbox backend and its
+    version, and toolsmith's version.
+    """
+
+    id: int
+    name: str
+    version: int
+    hash: str
+    version_hash: str
+    at: str
+    actor: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def bound(self) -> bool:
+        return self.hash == self.version_hash
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "bound": self.bound}

@@ -20,6 +20,7 @@ from typing import Any
 from toolsmith.errors import DamagedRecordError
 from toolsmith.library.models import (
     AuditEntry,
+    EvidenceEntry,
     Provenance,
     Requirement,
     Status,
@@ -178,5 +179,25 @@ def to_audit(row: Any) -> AuditEntry:
         name=_optional_text(row, "name", label),
         version=_optional_integer(row, "version", label),
         reason=_optional_text(row, "reason", label),
+        details=_json_object(row, "details", label),
+    )
+
+
+EVIDENCE_SELECT = (
+    "SELECT e.id, v.name, v.version, e.hash, v.hash AS version_hash, e.at, e.actor, e.details "
+    "FROM evidence e JOIN versions v ON v.id = e.version_id"
+)
+
+
+def to_evidence(row: Any) -> EvidenceEntry:
+    label = f"evidence {row['id']}"
+    return EvidenceEntry(
+        id=_integer(row, "id", label),
+        name=_text(row, "name", label),
+        version=_integer(row, "version", label),
+        hash=_text(row, "hash", label),
+        version_hash=_text(row, "version_hash", label),
+        at=_text(row, "at", label),
+        actor=_text(row, "actor", label),
         details=_json_object(row, "details", label),
     )

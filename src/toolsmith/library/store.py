@@ -34,6 +34,7 @@ from toolsmith.library.backend import Backend, Tx
 from toolsmith.library.location import LibraryLocation
 from toolsmith.library.models import (
     AuditEntry,
+    EvidenceEntry,
     Provenance,
     SearchHit,
     Status,
@@ -42,7 +43,7 @@ from toolsmith.library.models import (
     UsageStats,
     tool_name_problem,
 )
-from toolsmith.library.rows import dumps, status_of, to_audit, to_stats, to_version
+from toolsmith.library.rows import EVIDENCE_SELECT, dumps, status_of, to_audit, to_evidence, to_stats, to_version
 from toolsmith.library.writes import (
     SELECT,
     as_status,
@@ -342,6 +343,23 @@ class ToolLibrary:
             ).fetchall()
             return [to_audit(r) for r in rows]
 
+    def evidence(self, name: str, version: int) -> list[EvidenceEntry]:
+        """The evidence each approval of ``name@version`` was given, oldest first."""
+        with self._read() as tx:
+            rows = tx.execute(f"{EVIDENCE_SELECT} WHERE v.name = ? AND v.version = ? ORDER BY e.id", (name, version))
+            return [to_evidence(r) for r in rows.fetchall()]
+
+    def add_evidence(self, name: str, version: int, *, hash: str, actor: str, details: dict[str, Any]) -> EvidenceEntry:
+        """Record what an approval of ``name@version`` was given; ``hash`` must be that version's."""
+        with self._write() as tx:
+            version_id = int(version_row(tx, name, version)["id"])
+            row = tx.execute(
+                "INSERT INTO evidence (version_id, hash, at, actor, details) VALUES (?, ?, ?, ?, ?) RETURNING id",
+                (version_id, hash, utc_now(), actor, dumps(details)),
+            ).fetchone()
+            found = tx.execute(f"{EVIDENCE_SELECT} WHERE e.id = ?", (int(row[0]),)).fetchone()
+            return to_evidence(found)
+
     def with_status(self, *statuses: Status) -> list[ToolVersion]:
         """Every version (of any tool) in one of ``statuses``, oldest first."""
         wanted = [as_status(s).value for s in statuses]
@@ -386,6 +404,32 @@ class ToolLibrary:
             change_status(tx, row, status, reason, actor, action=action)
             return fetch(tx, name, version)
 
+    def serve_again(
+        self, name: str, version: int, *, reason: str, actor: str, details: dict[str, Any]
+    ) -> ToolVersion | None:
+        """Serve a retired version again (a rollback), audited as ``rollback`` with ``details``.
+
+        Only while the tool serves nothing and the version is still retired, checked in the
+        same transaction as the change, so a person's decision meanwhile is never undone.
+        Returns the version now served, or None when the state had moved on.
+        """
+        with self._write() as tx:
+            current = tx.execute("SELECT active_version FROM tools WHERE name = ?", (name,)).fetchone()
+            if current is None or current[0] is not None:
+                return None
+            row = version_row(tx, name, version)
+            if status_of(row) is not Status.RETIRED:
+                return None
+            change_status(tx, row, Status.ACTIVE, reason, actor, action="rollback", details=details)
+            return fetch(tx, name, version)
+
+    def note(
+        self, name: str, version: int | None, *, action: str, reason: str, actor: str, details: dict[str, Any]
+    ) -> None:
+        """Append an audit entry that changes no state (a rollback that was considered and declined)."""
+        with self._write() as tx:
+            audit(tx, actor, action, name, version, reason, details)
+
     def retire(self, name: str, *, reason: str, actor: str) -> None:
         """Retire every live version of a tool (``tools rm``); history and audit stay."""
         with self._write() as tx:
@@ -407,6 +451,7 @@ class ToolLibrary:
             for row in rows:
                 tx.unindex(int(row["id"]))
                 tx.execute("DELETE FROM stats WHERE version_id = ?", (row["id"],))
+                tx.execute("DELETE FROM evidence WHERE version_id = ?", (row["id"],))
             tx.execute("DELETE FROM versions WHERE name = ?", (name,))
             tx.execute("DELETE FROM tools WHERE name = ?", (name,))
             tx.execute("DELETE FROM purge_allow WHERE name = ?", (name,))
@@ -465,12 +510,26 @@ class ToolLibrary:
             stats = self.record_call(name, version, ok=ok, latency_ms=latency_ms, error=error)
             if ok or quarantine_after is None or stats.consecutive_failures < quarantine_after:
                 return stats, False
-            with self._write() as tx:
-                row = version_row(tx, name, version)
-                if status_of(row) is not Status.ACTIVE:
-                    return stats, False  # pending, retired or already quarantined: nothing served to hide
-                why = reason or f"{stats.consecutive_failures} consecutive failures; last: {error or 'unknown error'}"
-                if len(why) > _MAX_REASON_CHARS:
-                    why = why[: _MAX_REASON_CHARS - 1] + "…"
-                change_status(tx, row, Status.QUARANTINED, why, actor, action="quarantine")
-            return stats, True
+            return stats, self.quarantine_failing(name, version, stats=stats, error=error, actor=actor, reason=reason)
+
+    def quarantine_failing(
+        self, name: str, version: int, *, stats: UsageStats, error: str | None, actor: str, reason: str | None = None
+    ) -> bool:
+        """Quarantine a version for its failures in a row, if it is still active (whether it was)."""
+        with self._write() as tx:
+            row = version_row(tx, name, version)
+            if status_of(row) is not Status.ACTIVE:
+                return False  # pending, retired or already quarantined: nothing served to hide
+            why = reason or f"{stats.consecutive_failures} consecutive failures; last: {error or 'unknown error'}"
+            if len(why) > _MAX_REASON_CHARS:
+                why = why[: _MAX_REASON_CHARS - 1] + "…"
+            change_status(tx, row, Status.QUARANTINED, why, actor, action="quarantine")
+        return True
+
+    def keep_after_caller_failures(self, name: str, version: int, *, failures: int, actor: str, reason: str) -> None:
+        """A version failed ``failures`` times in a row, yet its own tests pass: the failures
+        were its callers' inputs. Its count starts again, and the audit trail says why it stayed."""
+        with self._write() as tx:
+            version_id = int(version_row(tx, name, version)["id"])
+            tx.execute("UPDATE stats SET consecutive_failures = 0 WHERE version_id = ?", (version_id,))
+            audit(tx, actor, "kept", name, version, reason[:_MAX_REASON_CHARS], {"consecutive_failures": failures})

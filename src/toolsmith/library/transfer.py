@@ -1,6 +1,7 @@
 """Copying a whole library to another location (``toolsmith library migrate --to URL``).
 
-Everything is copied (every version in every status, usage stats, the audit trail)
+Everything is copied (every version in every status, usage stats, the audit trail, the
+evidence approvals were given)
 in one transaction of the target, which must be empty: the copy lands whole or not at
 all. Each version's hash is recomputed from its content before anything is written and
 again from the target afterwards, so a damaged source is refused and a bad copy is
@@ -25,6 +26,7 @@ _VERSION_COLUMNS = (
 )  # fmt: skip
 _STAT_COLUMNS = ("calls", "failures", "consecutive_failures", "last_error", "total_latency_ms", "last_called_at")
 _AUDIT_COLUMNS = ("id", "at", "actor", "action", "name", "version", "reason", "details")
+_EVIDENCE_COLUMNS = ("id", "version_id", "hash", "at", "actor", "details")
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,7 @@ def _read_all(source: ToolLibrary) -> dict[str, list[Any]]:
                 "LEFT JOIN stats s ON s.version_id = v.id ORDER BY v.id"
             ).fetchall(),
             "audit": tx.execute(f"SELECT {', '.join(_AUDIT_COLUMNS)} FROM audit ORDER BY id").fetchall(),
+            "evidence": tx.execute(f"SELECT {', '.join(_EVIDENCE_COLUMNS)} FROM evidence ORDER BY id").fetchall(),
         }
 
 
@@ -90,10 +93,13 @@ def copy_library(source: ToolLibrary, target: ToolLibrary) -> CopyReport:
         tx.executemany(_insert(_VERSION_COLUMNS, "versions"), [tuple(r[c] for c in _VERSION_COLUMNS) for r in versions])
         tx.executemany(_insert(("version_id", *_STAT_COLUMNS), "stats"), [_stats(r) for r in versions])
         tx.executemany(_insert(_AUDIT_COLUMNS, "audit"), [tuple(r[c] for c in _AUDIT_COLUMNS) for r in rows["audit"]])
+        evidence = [tuple(r[c] for c in _EVIDENCE_COLUMNS) for r in rows["evidence"]]
+        tx.executemany(_insert(_EVIDENCE_COLUMNS, "evidence"), evidence)
         tx.ids_copied()
     target.rebuild_search_index()
     copied = _read_all(target)
-    if _check_hashes(target.display, copied["versions"]) != expected or len(copied["audit"]) != len(rows["audit"]):
+    same_counts = all(len(copied[k]) == len(rows[k]) for k in ("audit", "evidence"))
+    if _check_hashes(target.display, copied["versions"]) != expected or not same_counts:
         raise LibraryError(f"The copy in {target.display} does not match {source.display}; do not use it.")
     return CopyReport(
         source=source.display, target=target.display, tools=len(rows["tools"]),

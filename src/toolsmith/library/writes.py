@@ -102,12 +102,13 @@ def change_status(
     actor: str,
     *,
     action: str = "status",
+    details: dict[str, Any] | None = None,
 ) -> None:
     old = status_of(row)
     if old is status:
         return
     name, number, version_id = row["name"], int(row["version"]), int(row["id"])
-    details: dict[str, Any] = {"from": old.value, "to": status.value}
+    noted: dict[str, Any] = {**(details or {}), "from": old.value, "to": status.value}
     if status is Status.ACTIVE:
         retire_served(tx, name, number, actor)
     tx.execute(
@@ -117,11 +118,11 @@ def change_status(
     if status is Status.ACTIVE:
         tx.index(version_id, to_version(row).spec)
         tx.execute("UPDATE tools SET active_version = ? WHERE name = ?", (number, name))
-        details.update(_restart_failure_count(tx, version_id))
+        noted.update(_restart_failure_count(tx, version_id))
     elif old is Status.ACTIVE:
         tx.unindex(version_id)
         tx.execute("UPDATE tools SET active_version = NULL WHERE name = ?", (name,))
-    audit(tx, actor, action, name, number, reason or None, details)
+    audit(tx, actor, action, name, number, reason or None, noted)
 
 
 def _restart_failure_count(tx: Tx, version_id: int) -> dict[str, int]:

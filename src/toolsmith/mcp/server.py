@@ -55,6 +55,7 @@ from toolsmith.library.schema import argument_problems
 from toolsmith.mcp.auth import HttpAuth, StaticTokenVerifier, auth_settings, resolve_auth
 from toolsmith.mcp.stdio import pipe_stdio
 from toolsmith.sandbox import Sandbox
+from toolsmith.service import rollback
 from toolsmith.service.admission import Admission
 from toolsmith.service.toolcall import call_stored_tool
 
@@ -173,6 +174,7 @@ class LibraryTools:
                     actor=actor,
                     quarantine_after=self.settings.quarantine_after,
                     warm=True,  # a stored tool is called again and again
+                    on_quarantine=rollback.hook(self.settings, library=self.library, runner=self.sandbox, actor=actor),
                 )
             except SandboxUnavailableError as exc:
                 return refusal(

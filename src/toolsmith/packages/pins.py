@@ -3,7 +3,8 @@
 A task installs whatever the model tried, abandoned attempts included (a moon tool built
 on ``ephem`` once also pinned ``fullmoon``, ``skyfield``, ``numpy``, ``jplephem`` and
 ``sgp4``). A stored tool must carry only what its own code needs: the distributions
-that provide the modules it imports, and their dependency closure, nothing else. Its
+that provide the modules it imports, the ones it loads as data (``tzdata`` behind
+``zoneinfo``), and their dependency closure, nothing else. Its
 provenance likewise keeps the pages that belong to those packages (or to no package at
 all) and drops the pages of packages the model read and then did not use.
 """
@@ -23,6 +24,8 @@ from toolsmith.packages.policy import Request
 from toolsmith.packages.requirement import Requirement
 
 _STDLIB = frozenset(sys.stdlib_module_names)
+# Standard-library modules that load their data from a package when it is installed.
+_DATA_FOR = {"zoneinfo": "tzdata"}
 
 
 class Environment(Protocol):
@@ -87,7 +90,8 @@ def _top_level(dist: metadata.Distribution) -> set[str]:
 def tool_requirements(
     code: str, installed: Mapping[str, Requirement], env: Environment | None
 ) -> tuple[Requirement, ...]:
-    """The task's pins that ``code`` needs: providers of its imports and their closure.
+    """The task's pins that ``code`` needs: providers of its imports, the packages it loads
+    as data (see :func:`data_packages`), and their closure.
 
     Without an environment to ask, every pin of the task is kept (the safe side: a
     missing pin breaks the tool, an extra one only bloats it).
@@ -95,9 +99,29 @@ def tool_requirements(
     pins = sorted(installed.values(), key=lambda r: r.name)
     if env is None:
         return tuple(pins)
-    provided = providers(env.site_packages, imported_modules(code))
+    provided = providers(env.site_packages, imported_modules(code)) | data_packages(code, installed)
     needed = {normalize_name(name) for name, _ in env.closure(Request(name) for name in sorted(provided))}
     return tuple(r for r in pins if normalize_name(r.name) in needed)
+
+
+def data_packages(code: str, installed: Mapping[str, Requirement]) -> set[str]:
+    """Packages the task installed that ``code`` loads as data rather than imports: the
+    data behind a standard-library module it imports (``zoneinfo`` reads ``tzdata``), or a
+    package it names in a string (``importlib.resources.files("tzdata")``)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return set()
+    names = {normalize_name(name) for name in installed}
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(_DATA_FOR.get(alias.name.split(".")[0], "") for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(_DATA_FOR.get(node.module.split(".")[0], ""))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 100:
+            found.add(normalize_name(node.value))
+    return {name for name in found if name and normalize_name(name) in names}
 
 
 def tool_sources(sources: Iterable[str], used: set[str], unused: set[str]) -> tuple[str, ...]:

@@ -31,7 +31,8 @@ from toolsmith.library import testcases as tooltests
 from toolsmith.packages.env import SyncReport
 from toolsmith.packages.index import normalize_name
 from toolsmith.sandbox import ToolRunner
-from toolsmith.service.toolcall import StoredCall, call_stored_tool
+from toolsmith.service.evidence import Evidence, refusal
+from toolsmith.service.toolcall import QuarantineHook, StoredCall, call_stored_tool
 
 APPROVE, REJECT, QUARANTINE = "approve", "reject", "quarantine"
 DEFAULT_REASONS = {
@@ -76,10 +77,20 @@ class Decision:
 
 
 def approve(
-    library: ToolLibrary, name: str, version: int | None = None, *, reason: str | None = None, actor: str
+    library: ToolLibrary,
+    name: str,
+    version: int | None = None,
+    *,
+    reason: str | None = None,
+    actor: str,
+    evidence: Evidence | None = None,
 ) -> Decision:
-    """Make a version active (default: the tool's newest pending one); the served one retires."""
-    return _decide(library, APPROVE, name, version, reason, actor)
+    """Make a version active (default: the tool's newest pending one); the served one retires.
+
+    ``evidence`` (see :mod:`toolsmith.service.evidence`) is recorded with the approval in
+    the same transaction; evidence of failing tests, or of another version, refuses it.
+    """
+    return _decide(library, APPROVE, name, version, reason, actor, evidence)
 
 
 def reject(
@@ -97,16 +108,39 @@ def quarantine(
 
 
 def decide(
-    library: ToolLibrary, action: str, name: str, version: int | None = None, *, reason: str | None = None, actor: str
+    library: ToolLibrary,
+    action: str,
+    name: str,
+    version: int | None = None,
+    *,
+    reason: str | None = None,
+    actor: str,
+    evidence: Evidence | None = None,
 ) -> Decision:
     """:func:`approve`, :func:`reject` or :func:`quarantine`, chosen by ``action``."""
     if action not in _TARGET:
         raise ReviewError(f"Unknown review action {action!r}; use one of {', '.join(_TARGET)}.", name=name)
-    return _decide(library, action, name, version, reason, actor)
+    return _decide(library, action, name, version, reason, actor, evidence)
+
+
+def target(library: ToolLibrary, action: str, name: str, version: int | None = None) -> ToolVersion:
+    """The version a decision would act on, refused now if its state does not allow ``action``.
+
+    For gathering evidence before an approval (the decision checks the state again)."""
+    tool = _target(library, action, name, version)
+    if tool.status not in _ACCEPTS[action]:
+        raise ReviewError(_wrong_state(action, tool), name=name, version=tool.version)
+    return tool
 
 
 def _decide(
-    library: ToolLibrary, action: str, name: str, version: int | None, reason: str | None, actor: str
+    library: ToolLibrary,
+    action: str,
+    name: str,
+    version: int | None,
+    reason: str | None,
+    actor: str,
+    evidence: Evidence | None = None,
 ) -> Decision:
     why = " ".join((reason or "").split()) or DEFAULT_REASONS[action]
     # One transaction: the state checked is the state changed, even with other processes.
@@ -114,10 +148,24 @@ def _decide(
         tool = _target(library, action, name, version)
         if tool.status not in _ACCEPTS[action]:
             raise ReviewError(_wrong_state(action, tool), name=name, version=tool.version)
+        if evidence is not None and action == APPROVE:
+            _record_evidence(library, tool, evidence, actor)
         served = library.served(name) if action == APPROVE else None
         after = library.set_status(name, tool.version, _TARGET[action], reason=why, actor=actor, action=action)
     superseded = served.version if served is not None and served.version != tool.version else None
     return Decision(action=action, tool=after, before=tool.status, reason=why, actor=actor, superseded=superseded)
+
+
+def _record_evidence(library: ToolLibrary, tool: ToolVersion, evidence: Evidence, actor: str) -> None:
+    if evidence.tool.hash != tool.hash:
+        raise ReviewError(
+            f"The evidence is for {evidence.tool.ref}, not {tool.ref}; gather it again.", name=tool.name,
+            version=tool.version,
+        )  # fmt: skip
+    problem = refusal(evidence)
+    if problem:
+        raise ReviewError(f"Cannot approve {tool.ref}: {problem}.", name=tool.name, version=tool.version)
+    library.add_evidence(tool.name, tool.version, hash=tool.hash, actor=actor, details=evidence.details())
 
 
 def _target(library: ToolLibrary, action: str, name: str, version: int | None) -> ToolVersion:
@@ -261,9 +309,11 @@ class HealthCheck:
     value: Any = None
     quarantined: bool = False
     note: str | None = None
+    rolled_back_to: int | None = None  # the parent served again after this check's quarantine
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "rolled_back_to": self.rolled_back_to,
             "note": self.note,
             "name": self.tool.name,
             "version": self.tool.version,
@@ -284,6 +334,7 @@ def health_check(
     runner: ToolRunner,
     actor: str,
     quarantine_failing: bool = False,
+    on_quarantine: QuarantineHook | None = None,
 ) -> HealthCheck:
     """Re-run ``run(**test_args)`` in the sandbox, record it as a call, optionally quarantine.
 
@@ -293,7 +344,8 @@ def health_check(
     quarantines on its own count of failures in a row: whether it changes a tool's state
     is the ``quarantine_failing`` flag's call, and then only for the tool's own failure.
     A failure that is the machine's (no sandbox, packages not installable here) is not
-    recorded and never quarantines: it says nothing about the tool.
+    recorded and never quarantines: it says nothing about the tool. ``on_quarantine`` runs
+    after a quarantine (the rollback hook).
     """
     call = call_stored_tool(
         tool,
@@ -304,14 +356,22 @@ def health_check(
         quarantine_after=1 if quarantine_failing else None,
         require_data=True,
         reason="tools test failed",
+        on_quarantine=on_quarantine,
     )
     outcome = call.run
     if outcome.ok and tool.spec.tests:
-        failed = _failed_case(tool, library=library, runner=runner, actor=actor, quarantine_failing=quarantine_failing)
+        failed = _failed_case(
+            tool, library=library, runner=runner, actor=actor, quarantine_failing=quarantine_failing,
+            on_quarantine=on_quarantine,
+        )  # fmt: skip
         if failed is not None:
             case_call, error, kind = failed
             outcome = replace(outcome, ok=False, error=error, error_type=kind)
-            call = replace(call, quarantined=call.quarantined or case_call.quarantined)
+            call = replace(
+                call,
+                quarantined=call.quarantined or case_call.quarantined,
+                rolled_back_to=call.rolled_back_to or case_call.rolled_back_to,
+            )
     note = None
     if outcome.error_type is FailureKind.INSTALL:
         note = "its packages could not be installed here; run `toolsmith tools sync` (not quarantined)"
@@ -326,11 +386,18 @@ def health_check(
         value=outcome.value if outcome.ok else None,
         quarantined=call.quarantined,
         note=note,
+        rolled_back_to=call.rolled_back_to,
     )
 
 
 def _failed_case(
-    tool: ToolVersion, *, library: ToolLibrary, runner: ToolRunner, actor: str, quarantine_failing: bool
+    tool: ToolVersion,
+    *,
+    library: ToolLibrary,
+    runner: ToolRunner,
+    actor: str,
+    quarantine_failing: bool,
+    on_quarantine: QuarantineHook | None,
 ) -> tuple[StoredCall, str, FailureKind] | None:
     """Run the tool's further test cases (each recorded as a call): the first failure, or None.
 
@@ -346,6 +413,7 @@ def _failed_case(
             actor=actor,
             quarantine_after=1 if quarantine_failing else None,
             reason="tools test failed",
+            on_quarantine=on_quarantine,
         )
         if not call.run.ok:
             kind = call.run.error_type or FailureKind.EXCEPTION

@@ -14,19 +14,23 @@ Whoever calls, a call goes the same way, so a tool is judged the same wherever i
 4. **health**: a run that says something about the tool (not the machine's failure,
    not the caller's) is recorded as a call of that version;
 5. **quarantine**: when a caller's policy says so, in the same transaction as that
-   record (:meth:`~toolsmith.library.ToolLibrary.record_call_and_quarantine`).
+   record (:meth:`~toolsmith.library.ToolLibrary.record_call_and_quarantine`);
+6. **after a quarantine**: the caller's ``on_quarantine`` hook, if any (the rollback of
+   :mod:`toolsmith.service.rollback` serves the parent again when it still passes its tests).
 """
 
 from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
-from toolsmith.calls import Blame, FailureKind, Outcome
+from toolsmith.calls import Blame, FailureKind, Note, NoteKind, Outcome
 from toolsmith.isolation import ToolCallResult
 from toolsmith.library import ToolLibrary, ToolVersion, UsageStats
+from toolsmith.library import testcases as tooltests
 from toolsmith.library.models import ToolSpec
 from toolsmith.library.schema import argument_problems, coerce_arguments
 from toolsmith.sandbox import ToolRunner
@@ -80,6 +84,8 @@ class StoredCall:
     stats: UsageStats
     latency_ms: float
     quarantined: bool = False
+    kept_after: int = 0  # failures in a row after which the tool's own tests passed, so it stayed
+    rolled_back_to: int | None = None  # the version served again after this call's quarantine
 
     @property
     def recorded(self) -> bool:
@@ -98,7 +104,24 @@ class StoredCall:
             data["traceback"] = run.traceback[-TRACEBACK_CHARS:]
         if self.quarantined:
             data["quarantined"] = True
-        return Outcome.failed(run.error or "the tool failed", run.error_type or FailureKind.EXCEPTION, data=data)
+        if self.rolled_back_to is not None:
+            data["now_served"] = f"{tool.name}@{self.rolled_back_to}"
+        notes: tuple[Note, ...] = ()
+        if self.kept_after:
+            notes = (
+                Note(
+                    NoteKind.HINT,
+                    f"{tool.name} failed {self.kept_after} times in a row, but its own tests still pass, so it "
+                    "stays in service: the failures came from the arguments it was given. Check them against "
+                    "its parameters and description.",
+                ),
+            )
+        kind = run.error_type or FailureKind.EXCEPTION
+        return Outcome.failed(run.error or "the tool failed", kind, data=data, notes=notes)
+
+
+# What a caller runs after one of its calls quarantined a version (see call_stored_tool).
+QuarantineHook = Callable[[StoredCall], StoredCall]
 
 
 def call_stored_tool(
@@ -112,14 +135,19 @@ def call_stored_tool(
     require_data: bool = False,
     reason: str | None = None,
     warm: bool = False,
+    on_quarantine: QuarantineHook | None = None,
 ) -> StoredCall:
     """Check the arguments, run the tool, record its health, and quarantine by policy.
 
     ``quarantine_after`` is how many of the tool's own failures in a row quarantine an
-    active version (``None``: this caller never quarantines). ``require_data`` makes an
-    empty value a failure, as in a test run. ``reason`` replaces the audit reason of a
-    quarantine. A failure that is the caller's or the machine's leaves the health
-    record alone, whatever the policy. ``warm``: see :func:`execute`.
+    active version (``None``: this caller never quarantines). Before it does, the tool's
+    own tests run: when they pass, the failures were the callers' inputs, and the tool is
+    kept (see :func:`record`). ``require_data`` makes an empty value a failure, as in a
+    test run, which is then itself the tool's test and quarantines at once by policy.
+    ``reason`` replaces the audit reason of a quarantine. A failure that is the caller's or
+    the machine's leaves the health record alone, whatever the policy. ``warm``: see
+    :func:`execute`. ``on_quarantine`` runs after this call quarantined the version (a
+    rollback, say), and its answer is returned.
     """
     coerced, problems = prepare_arguments(tool.spec.parameters, args)
     if problems:
@@ -138,17 +166,56 @@ def call_stored_tool(
         # The machine could not run the tool (no sandbox, packages not installable): that
         # says nothing about the tool, so its health record is left alone.
         return StoredCall(tool=tool, run=outcome, stats=tool.stats, latency_ms=latency_ms)
-    stats, quarantined = library.record_call_and_quarantine(
-        tool.name,
-        tool.version,
-        ok=outcome.ok,
-        latency_ms=latency_ms,
-        error=outcome.error,
-        quarantine_after=quarantine_after,
-        actor=actor,
-        reason=f"{reason}: {outcome.error}" if reason else None,
-    )
-    return StoredCall(tool=tool, run=outcome, stats=stats, latency_ms=latency_ms, quarantined=quarantined)
+    call = StoredCall(tool=tool, run=outcome, stats=tool.stats, latency_ms=latency_ms)
+    audit_reason = f"{reason}: {outcome.error}" if reason else None
+    if require_data:  # a test run: its failure is the tool's own tests failing
+        stats, quarantined = library.record_call_and_quarantine(
+            tool.name,
+            tool.version,
+            ok=outcome.ok,
+            latency_ms=latency_ms,
+            error=outcome.error,
+            quarantine_after=quarantine_after,
+            actor=actor,
+            reason=audit_reason,
+        )
+        call = replace(call, stats=stats, quarantined=quarantined)
+    else:
+        call = record(call, library=library, runner=runner, actor=actor, quarantine_after=quarantine_after)
+    return on_quarantine(call) if call.quarantined and on_quarantine is not None else call
+
+
+def record(
+    call: StoredCall, *, library: ToolLibrary, runner: ToolRunner, actor: str, quarantine_after: int | None
+) -> StoredCall:
+    """Record a call's health; at ``quarantine_after`` failures in a row, the tool's own
+    tests decide: failing, it is quarantined; passing, the failures were the callers'
+    inputs (a correct ``days_between`` called with ``start="yesterday"``), so it is kept,
+    its count starts again and the caller is told. A bad argument must not take a good
+    tool away from every client of a team library."""
+    tool, run = call.tool, call.run
+    stats = library.record_call(tool.name, tool.version, ok=run.ok, latency_ms=call.latency_ms, error=run.error)
+    if run.ok or quarantine_after is None or stats.consecutive_failures < quarantine_after:
+        return replace(call, stats=stats)
+    if own_tests_pass(runner, tool.spec):
+        failures = stats.consecutive_failures
+        why = f"{failures} failures in a row, but its own tests pass: the callers' inputs failed (last: {run.error})"
+        library.keep_after_caller_failures(tool.name, tool.version, failures=failures, actor=actor, reason=why)
+        return replace(call, stats=replace(stats, consecutive_failures=0), kept_after=failures)
+    quarantined = library.quarantine_failing(tool.name, tool.version, stats=stats, error=run.error, actor=actor)
+    return replace(call, stats=stats, quarantined=quarantined)
+
+
+def own_tests_pass(runner: ToolRunner, spec: ToolSpec) -> bool:
+    """Whether ``spec``'s test run and every stored test case still give what they should.
+    A sandbox that cannot run them proves nothing, so that counts as not passing."""
+    cases: list[tuple[dict[str, Any], dict[str, Any] | None]] = [(dict(spec.test_args), None)]
+    cases += [(dict(case["args"]), case) for case in spec.tests]
+    for args, case in cases:
+        run = require_value(execute(runner, spec, args, warm=True))
+        if not run.ok or (case is not None and tooltests.problem(case, run.value) is not None):
+            return False
+    return True
 
 
 def source_line(tool: ToolVersion) -> str:

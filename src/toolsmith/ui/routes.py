@@ -4,7 +4,8 @@ GET endpoints are plain functions (Starlette runs them in a worker thread, since
 library calls block). Two POSTs change things, both CSRF-checked: a review decision,
 whose reason is required and which goes through :func:`toolsmith.service.review.decide` with
 the person running the server as the actor, exactly as ``toolsmith tools approve``
-does; and a test run, :func:`toolsmith.service.review.health_check` as ``toolsmith tools test``
+does (an approval first runs the version's own tests in the sandbox: its evidence); and
+a test run, :func:`toolsmith.service.review.health_check` as ``toolsmith tools test``
 runs it (recorded as a call; it never quarantines).
 """
 
@@ -30,6 +31,7 @@ from toolsmith.config import Settings
 from toolsmith.errors import LibraryError, ReviewError, ToolNotFoundError
 from toolsmith.library import Status, ToolLibrary, ToolVersion, user_actor
 from toolsmith.sandbox import Sandbox, ToolRunner
+from toolsmith.service import evidence
 from toolsmith.service import review as rv
 from toolsmith.ui import auth, listing, views
 from toolsmith.ui.runs import RunStore
@@ -180,10 +182,20 @@ async def review_action(request: Request) -> Response:
         return _review_refused(request, name, version, f"Say why you {action} {name}@{version}.", 400)
     state = _state(request)
     try:
-        await run_in_threadpool(rv.decide, state.library, action, name, version, reason=reason, actor=user_actor())
+        await run_in_threadpool(_decide, state, action, name, version, reason)
     except ReviewError as exc:
         return _review_refused(request, name, version, str(exc), 409)
     return RedirectResponse(_with_done(back, f"{action} {name}@{version}"), status_code=303)
+
+
+def _decide(state: UiState, action: str, name: str, version: int, reason: str) -> rv.Decision:
+    """The decision; an approval first runs the version's own tests in the sandbox (its evidence)."""
+    proof = None
+    if action == rv.APPROVE:
+        tool = rv.target(state.library, action, name, version)
+        with state.test_lock:
+            proof = evidence.gather(tool, library=state.library, runner=state.runner(), actor=user_actor())
+    return rv.decide(state.library, action, name, version, reason=reason, actor=user_actor(), evidence=proof)
 
 
 def _with_done(path: str, done: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -19,8 +19,10 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import DiffLexer, PythonLexer
 
-from toolsmith.library import AuditEntry, Status, ToolLibrary, ToolVersion
+from toolsmith.library import AuditEntry, EvidenceEntry, Status, ToolLibrary, ToolVersion
 from toolsmith.service import review as rv
+from toolsmith.service.evidence import describe as describe_evidence
+from toolsmith.service.rollback import RollbackInfo, last_rollback
 from toolsmith.ui import charts
 from toolsmith.ui.runs import Run, RunTask
 
@@ -84,6 +86,8 @@ class ToolView:
     health_versions: Markup
     health_days: Markup
     used_in: list[tuple[Run, RunTask, int, int]]  # run, task, calls, failed calls (newest first)
+    rollback: RollbackInfo | None = None  # the rollback behind the served version, on its page and the broken one's
+    evidence: list[tuple[EvidenceEntry, str]] = field(default_factory=list)  # each approval's evidence, newest first
 
 
 def tool_view(library: ToolLibrary, name: str, version: int | None, runs: list[Run]) -> ToolView:
@@ -92,6 +96,9 @@ def tool_view(library: ToolLibrary, name: str, version: int | None, runs: list[R
     history = library.history(name)
     previous = rv.previous_version(library, tool)
     diff = rv.review_diff(previous, tool)
+    rolled = last_rollback(library, name)
+    if rolled is not None and tool.version not in (rolled.to_version, rolled.from_version):
+        rolled = None
     return ToolView(
         tool=tool,
         history=list(reversed(history)),
@@ -107,6 +114,8 @@ def tool_view(library: ToolLibrary, name: str, version: int | None, runs: list[R
         health_versions=_health_by_version(history),
         health_days=_health_by_day(name, runs),
         used_in=_used_in(name, runs),
+        rollback=rolled,
+        evidence=[(e, describe_evidence(e)) for e in reversed(library.evidence(name, tool.version))],
     )
 
 

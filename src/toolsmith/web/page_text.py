@@ -70,10 +70,28 @@ def clean(text: str) -> str:
         stripped = _BADGE_ITEM.sub("", line)
         if line.strip() and not stripped.strip(" \t|·•,"):
             continue  # the line was badges only
+        if _markup_only(line):
+            continue  # the rows of a badge table: <table>, <td>PyPI</td>, badges joined by &nbsp;
         if _LINK_ONLY.match(line):
             continue
         kept.append(line.rstrip())
     return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+
+
+_TAG = re.compile(r"<[^>]+>")
+_ENTITY = re.compile(r"&(?:#\d+|#x[0-9a-f]+|\w+);", re.IGNORECASE)
+_HTML_HEADING = re.compile(r"<h[1-6]\b", re.IGNORECASE)
+LABEL_CHARS = 12  # the words a badge table's cells hold ("PyPI", "CI", "Code")
+
+
+def _markup_only(line: str) -> bool:
+    """A line of HTML that carries nothing to read: tags and entities alone (``<table>``,
+    badges joined by ``&nbsp;``), or images around a short label. A table cell with a
+    short value of its own (``<td>XASX</td>``) is data and stays."""
+    if not _TAG.search(line) or _HTML_HEADING.search(line):
+        return False
+    text = _ENTITY.sub("", _TAG.sub("", line)).strip(" \t|·•,")
+    return not text or (len(text) <= LABEL_CHARS and "<img" in line.lower())
 
 
 def sections(text: str) -> list[Section]:

@@ -11,11 +11,20 @@ from urllib.parse import urlparse
 from toolsmith.agent.context import TaskContext
 from toolsmith.agent.guards.base import Draft, Guard
 
-_NUMBER = re.compile(r"(?<![\d.])\d+(?:,\d{3}(?!\d))*(?:\.\d+)?")
+# A number as answers write it: thousands separators, a decimal point or comma, full-width digits.
+_NUMBER = re.compile(r"(?<![\d.,])\d+(?:[.,]\d+)*")
+# A number that is part of a name, not a quantity: glued to a word ("UTF-8", "CO2",
+# "COVID-19") or after the name of a standard ("ISO 8601", "RFC 3339", "WGS 84"). A
+# currency code is not such a name: "USD 150" is a claim.
+_NAMED = re.compile(
+    r"(?:[A-Za-z]-?|\b(?:ISO|RFC|IEC|IEEE|ECMA|ANSI|DIN|EN|BS|JIS|GB|WGS|EPSG|PEP|CVE|UTF|UCS|ASCII|Unicode|"
+    r"ES|HTTP|TLS|SSL|IPv|Python|Windows|Android|iOS|macOS)[ -]?)$"
+)
+_FULLWIDTH = str.maketrans("０１２３４５６７８９，．", "0123456789,.")
 # An answer may restate a tool's number as a percentage, or in thousands, millions (or
 # the CJK 万 and 亿) and billions.
 _SCALES = (1.0, 100.0, 1e-3, 1e-4, 1e-6, 1e-8, 1e-9)
-_PAIRED = 120  # the most recent tool numbers, tried in pairs (differences, sums, % changes)
+_PAIRED = 120  # the most recent tool numbers, tried in pairs (sums, differences, products, quotients)
 
 
 class Grounding(Guard[None]):
@@ -48,31 +57,59 @@ class Grounding(Guard[None]):
 
 
 def ungrounded_numbers(answer: str, evidence: str) -> list[str]:
-    """Numbers in ``answer`` that no number in ``evidence`` backs (directly, rounded,
-    rescaled, or as the difference, sum or percentage change of two of them)."""
-    found = _numbers(answer)
+    """Numbers in ``answer`` that no number in ``evidence`` backs: directly, rounded,
+    rescaled, or computed from two of them (sum, difference, product, quotient, percentage
+    change), as the reminder itself allows. A number that is part of a name is no claim."""
+    found = _numbers(answer, skip_names=True)
     if not found:
         return []
-    pool = list(dict.fromkeys(value for value, _, _ in _numbers(evidence)))
+    pool = list(dict.fromkeys(value for readings, _ in _numbers(evidence) for value, _ in readings))
     recent = pool[-_PAIRED:]
     return [
         raw
-        for value, decimals, raw in found
-        if (decimals or value >= 10) and not _backed(value, 10.0**-decimals, pool, recent)
+        for readings, raw in found
+        if not any(
+            not (decimals or value >= 10) or _backed(value, 10.0**-decimals, pool, recent)
+            for value, decimals in readings
+        )
     ]
 
 
-def _numbers(text: str) -> list[tuple[float, int, str]]:
+def _numbers(text: str, *, skip_names: bool = False) -> list[tuple[list[tuple[float, int]], str]]:
+    """Each number in ``text`` with every value it can be read as (``42,16`` is 42.16 in a
+    German answer; ``1,234`` a thousand or one point two), and its decimals."""
+    text = text.translate(_FULLWIDTH)
     numbers = []
     for match in _NUMBER.finditer(text):
         raw = match.group()
-        plain = raw.replace(",", "")
-        try:
-            value = float(plain)
-        except ValueError:
+        if (
+            skip_names
+            and len(raw) <= 5
+            and raw.isdigit()
+            and _NAMED.search(text[max(0, match.start() - 24) : match.start()])
+        ):
             continue
-        numbers.append((value, len(plain.partition(".")[2]), raw))
+        readings = list(_readings(raw))
+        if readings:
+            numbers.append((readings, raw))
     return numbers
+
+
+def _readings(raw: str) -> list[tuple[float, int]]:
+    separators = re.findall(r"[.,]", raw)
+    groups = re.split(r"[.,]", raw)
+    found: list[tuple[float, int]] = []
+    if not separators:
+        return [(float(raw), 0)]
+    if len(set(separators)) == 1 and all(len(g) == 3 for g in groups[1:]):
+        found.append((float("".join(groups)), 0))  # thousands
+    if len(separators) == 1:
+        found.append((float(raw.replace(",", ".")), len(groups[1])))
+    elif len(set(separators)) == 2 and raw.count(separators[-1]) == 1:
+        decimal = separators[-1]
+        grouping = "," if decimal == "." else "."
+        found.append((float(raw.replace(grouping, "").replace(decimal, ".")), len(groups[-1])))
+    return found
 
 
 def _backed(value: float, tolerance: float, pool: list[float], recent: list[float]) -> bool:
@@ -83,7 +120,9 @@ def _backed(value: float, tolerance: float, pool: list[float], recent: list[floa
         return True
     for a in recent:
         for b in recent:
-            if a != b and (near(a - b) or near(a + b) or (b != 0 and near((a - b) / b * 100))):
+            if a == b:
+                continue
+            if near(a - b) or near(a + b) or near(a * b) or (b != 0 and (near(a / b) or near((a - b) / b * 100))):
                 return True
     return False
 

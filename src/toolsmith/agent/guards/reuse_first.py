@@ -1,13 +1,14 @@
-"""``reuse_first``: no ``web_search`` or ``create_tool`` before ``search_tools``.
+"""``reuse_first``: no ``web_search`` or ``create_tool`` before the library was searched.
 
-After a search, one reminder more: when search found tools that were never tried, or
-when a stored tool already answered, the first ``web_search`` is refused with that
-news; asked again, it runs.
+A task whose library was never searched (pre-retrieval off, and no ``search_tools`` yet)
+has its first building call refused: a stored tool may already do the task. Once the
+model has seen what search found, choosing the web is its judgement to make: a refusal,
+or a reminder beside the result, only spends its attention on hits that share a word
+with the task and no more (a real model passed over such hits rightly every time).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 from toolsmith.agent.context import TaskContext
@@ -17,16 +18,8 @@ from toolsmith.calls import Call
 _BUILDING = ("web_search", "create_tool")
 
 
-@dataclass
-class ReuseState:
-    reminded: bool = False
-
-
-class ReuseFirst(Guard[ReuseState]):
+class ReuseFirst(Guard[None]):
     name: ClassVar[str] = "reuse_first"
-
-    def new_state(self) -> ReuseState:
-        return ReuseState()
 
     def before_call(self, ctx: TaskContext, call: Call) -> str | None:
         if call.name not in _BUILDING or (call.name == "create_tool" and not ctx.allow_create):
@@ -36,26 +29,4 @@ class ReuseFirst(Guard[ReuseState]):
                 f"{call.name} refused: call search_tools first. A stored tool may already do this task, "
                 "and reusing it is cheaper and already verified."
             )
-        state = self.state(ctx)
-        if call.name != "web_search" or state.reminded:
-            return None
-        message = _untried_or_answered(ctx)
-        state.reminded = message is not None
-        return message
-
-
-def _untried_or_answered(ctx: TaskContext) -> str | None:
-    created = {t.name for t in ctx.created}
-    answered = sorted({a.name for a in ctx.library_calls if a.ok and a.name not in created})
-    if answered:
-        return (
-            f"{', '.join(answered)} already returned a result in this task: answer from it. If it "
-            "does not cover the task, call web_search again and it will run."
-        )
-    untried = sorted(h for h in ctx.search_hits if h in ctx.unlocked and not ctx.called(h))
-    if untried and not ctx.library_calls:
-        return (
-            f"search_tools found {', '.join(untried)}, which you have not tried. If one fits the "
-            "task, call it now. If none fits, call web_search again and it will run."
-        )
-    return None
+        return None

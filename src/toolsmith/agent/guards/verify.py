@@ -17,6 +17,7 @@ class VerifyBeforeCreate(Guard[None]):
         if call.name != "create_tool" or not ctx.allow_create or ctx.verified:
             return None
         return (
-            "create_tool refused: no code_interpreter run in this task has printed real output "
-            "yet. First run the library for real with code_interpreter and print its data."
+            "create_tool refused: no code_interpreter run in this task has yet printed real output and "
+            "exited cleanly (exit code 0). Run the library for real with code_interpreter, print its data, "
+            "and let the run finish without an error."
         )

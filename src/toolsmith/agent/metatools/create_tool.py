@@ -18,7 +18,8 @@ from dataclasses import replace
 from typing import Any
 
 from toolsmith.agent.context import TaskContext
-from toolsmith.calls import Outcome
+from toolsmith.agent.metatools.task_values import task_values_match
+from toolsmith.calls import Note, NoteKind, Outcome
 from toolsmith.errors import ToolNotFoundError
 from toolsmith.library import Status, ToolVersion
 from toolsmith.library import testcases as tooltests
@@ -52,15 +53,18 @@ SCHEMA: dict[str, Any] = {
                     "description": (
                         "More test cases, each {args, expect?, contains?}: other real arguments and, "
                         "where your verified code_interpreter output shows it, the whole result "
-                        "(expect) or part of it (contains). The gate runs them all; later versions "
-                        "of the tool must pass them too."
+                        "(expect) or part of it (contains: an object of keys and values, or a text). "
+                        "Vary the parameters the code branches on. The gate runs them all; later "
+                        "versions of the tool must pass them too."
                     ),
                     "items": {
                         "type": "object",
                         "properties": {
                             "args": {"type": "object"},
                             "expect": {"description": "The exact result."},
-                            "contains": {"type": "object", "description": "Keys the result must have, with values."},
+                            "contains": {
+                                "description": "Keys and values the result must have, or a text it must include."
+                            },
                         },
                         "required": ["args"],
                     },
@@ -91,9 +95,17 @@ _STOP = frozenset(
 
 def handle(ctx: TaskContext, args: dict[str, Any]) -> Outcome:
     try:
-        spec = _spec(ctx, args)
+        spec, understood = _spec(ctx, args)
     except ValueError as exc:
         return _refused(f"create_tool refused: {exc}")
+    outcome = _create(ctx, spec, args)
+    if understood:  # say how near-miss test formats were read, so no call is spent on a format
+        outcome = outcome.noted(Note(NoteKind.NOTE, "Tests understood: " + "; ".join(understood) + "."))
+    return outcome
+
+
+def _create(ctx: TaskContext, spec: ToolSpec, args: dict[str, Any]) -> Outcome:
+    """Deduplicate, gate and store ``spec``."""
     if Redactor.from_environment().contains_secret(json.dumps(spec.canonical(), ensure_ascii=False)):
         # Tool records are shared and exported; a key written into one would leak with it.
         return _refused(
@@ -137,31 +149,29 @@ def _refused(error: str, **data: Any) -> Outcome:
 
 
 def _stored_note(ctx: TaskContext, stored: ToolVersion) -> str:
-    """What to do next: answer from the test run when it used the task's own arguments."""
-    if task_arguments(ctx.task, stored.spec.test_args):
+    """What to do next, in words that are true whatever the test arguments were: answer from
+    the test run when the task states every test value; otherwise let the model judge."""
+    args = json.dumps(stored.spec.test_args, ensure_ascii=False, default=str)
+    if task_values_match(ctx.task, stored.spec.test_args):
         return (
-            f"{stored.ref} passed the gate and is stored. Its test run used this task's own arguments, "
-            "so test_result is the tool's real output for the task: answer from it (no need to call "
-            "the tool again)."
+            f"{stored.ref} passed the gate and is stored. Its test run used this task's own arguments "
+            f"({args}), so test_result is the tool's real output for the task: answer from it (no need "
+            "to call the tool again)."
         )
-    return f"{stored.ref} passed the gate and is stored. Call it now with the task's arguments."
+    return (
+        f"{stored.ref} passed the gate and is stored. Its test run used {args}. If those are this task's "
+        "own arguments, test_result is the tool's real output for the task: answer from it. If not, call "
+        f"{stored.name} with the task's arguments."
+    )
 
 
-def task_arguments(task: str, test_args: dict[str, Any]) -> bool:
-    """Whether every test argument's value appears in the task text (so the test run answered it)."""
-    values = [v for v in test_args.values() if v is not None and not isinstance(v, bool)]
-    if not values:
-        return False
-    folded = " ".join(task.lower().split())
-    return all(isinstance(v, (str, int, float)) and str(v).strip().lower() in folded for v in values)
-
-
-def _spec(ctx: TaskContext, args: dict[str, Any]) -> ToolSpec:
+def _spec(ctx: TaskContext, args: dict[str, Any]) -> tuple[ToolSpec, list[str]]:
     parameters, test_args = args.get("parameters"), args.get("test_args")
     keywords = args.get("keywords") or []
     if isinstance(keywords, str):
         keywords = [k.strip() for k in re.split(r"[,;]", keywords) if k.strip()]
-    return ToolSpec(
+    tests, understood = tooltests.read_cases(args.get("tests"), parameters if isinstance(parameters, dict) else None)
+    spec = ToolSpec(
         name=str(args["name"]).strip(),
         description=str(args["description"]).strip(),
         parameters=parameters if isinstance(parameters, dict) else {},
@@ -169,8 +179,9 @@ def _spec(ctx: TaskContext, args: dict[str, Any]) -> ToolSpec:
         test_args=test_args if isinstance(test_args, dict) else {},
         requirements=pins.tool_requirements(usable_code(str(args["code"])), ctx.installed, ctx.sandbox.packages),
         keywords=tuple(str(k)[:60] for k in keywords[:20]),
-        tests=tooltests.normalise_cases(args.get("tests")),
+        tests=tests,
     )
+    return spec, understood
 
 
 def _with_parent_tests(ctx: TaskContext, spec: ToolSpec, skip_reason: Any) -> tuple[ToolSpec, int]:

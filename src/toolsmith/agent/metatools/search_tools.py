@@ -20,8 +20,10 @@ SCHEMA: dict[str, Any] = {
         "name": "search_tools",
         "description": (
             "Search the persistent tool library for an existing tool that can do the task, by "
-            "name, description and keywords. Always call this first: if a tool fits, call it "
-            "directly instead of building a new one. Found tools become callable."
+            "name, description and keywords. The program already searches it for each task with "
+            "the task's own words (see its note); search again with other words, or in English for "
+            "a task in another language. If a tool fits, call it instead of building a new one. "
+            "Found tools become callable."
         ),
         "parameters": {
             "type": "object",

@@ -47,5 +47,8 @@ def _outcome(found: dict[str, Any], summary: str) -> Outcome:
     data = {k: v for k, v in found.items() if k not in ("ok", "error", "note")}
     notes = (Note(NoteKind.NOTE, str(found["note"])),) if found.get("note") else ()
     if found.get("ok"):
+        # The backends that failed before one answered are no news to the model, and read
+        # like a failed search; the answering backend is named.
+        data.pop("tried", None)
         return Outcome(ok=True, data=data, summary=summary, notes=notes)
     return Outcome.failed(str(found.get("error") or "web_search failed"), data=data, notes=notes)

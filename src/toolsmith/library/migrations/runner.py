@@ -4,7 +4,7 @@ Each :class:`Migration` has a name and its step per dialect: SQL text, or code w
 dialect needs it (SQLite's search prior documents). A dialect that has no such step says
 ``None``, with the reason beside it. A dialect's migrations are numbered in the order of
 this list, counting only its own steps, which is how existing libraries recorded them
-(SQLite 1-4, PostgreSQL 1-6): new migrations are appended, never inserted.
+(SQLite 1-5, PostgreSQL 1-7): new migrations are appended, never inserted.
 
 :func:`migrate` applies what a database lacks, each migration in its own transaction,
 re-reading the recorded number inside it so concurrent openers apply each exactly once.
@@ -71,6 +71,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     # PostgreSQL only: the GIN index and the postings serve its search; FTS5 is one index.
     Migration("search query function", None, postgresql.SEARCH_QUERY),
     Migration("search postings", None, postgresql.POSTINGS),
+    Migration("approval evidence", sqlite.EVIDENCE, postgresql.EVIDENCE),
 )
 
 

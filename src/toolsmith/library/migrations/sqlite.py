@@ -163,6 +163,37 @@ END;
 """
 
 
+# What an approval was given (issue #21): the version's own tests as they ran, the sandbox
+# and its version. Bound to the version's hash by a trigger, append-only, deleted only by purge.
+EVIDENCE = """
+CREATE TABLE evidence (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    version_id INTEGER NOT NULL REFERENCES versions(id),
+    hash TEXT NOT NULL,
+    at TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    details TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX evidence_by_version ON evidence (version_id, id);
+CREATE TRIGGER evidence_bound_to_hash BEFORE INSERT ON evidence
+WHEN NEW.hash IS NOT (SELECT hash FROM versions WHERE id = NEW.version_id)
+BEGIN
+    SELECT RAISE(ABORT, 'toolsmith: evidence must carry its version''s hash');
+END;
+CREATE TRIGGER evidence_append_only BEFORE UPDATE ON evidence
+BEGIN
+    SELECT RAISE(ABORT, 'toolsmith: approval evidence is append-only');
+END;
+CREATE TRIGGER evidence_no_delete BEFORE DELETE ON evidence
+WHEN NOT EXISTS (
+    SELECT 1 FROM purge_allow p JOIN versions v ON v.name = p.name WHERE v.id = OLD.version_id
+)
+BEGIN
+    SELECT RAISE(ABORT, 'toolsmith: approval evidence is deleted only by purge');
+END;
+"""
+
+
 class SqliteSchema:
     """One SQLite library file as :func:`~toolsmith.library.migrations.runner.migrate` sees it."""
 

@@ -75,7 +75,7 @@ class PgTx(Tx):
 
     def ids_copied(self) -> None:
         # Identity columns do not notice explicit ids; without this the next insert collides.
-        for table in ("versions", "audit"):
+        for table in ("versions", "audit", "evidence"):
             self.conn.execute(
                 f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), COALESCE(MAX(id), 0) + 1, false) FROM {table}"
             )
