@@ -165,3 +165,13 @@ def test_concurrent_callers_of_one_tool_stay_warm(settings: Settings) -> None:
         assert pool.started <= 2 and len(pool.workers()) <= 2 and pool.waited > 0
     finally:
         sandbox.close()
+
+
+def test_a_worker_started_from_a_short_lived_thread_outlives_it(pooled: Sandbox) -> None:
+    """bwrap's --die-with-parent follows the starting thread: a worker must not die with it."""
+    starter = threading.Thread(target=backend_of, args=(pooled, ONE))
+    starter.start()
+    starter.join()
+    worker = pooled.isolation.warm.workers()[0]
+    assert backend_of(pooled, ONE) == "bwrap-warm"
+    assert worker.alive and worker.calls == 2 and pooled.isolation.warm.started == 1

@@ -58,8 +58,18 @@ _WORKER_CPU_S = 24 * 3600
 # bwrap's --die-with-parent is the kernel's parent-death signal, which follows the *thread*
 # that started it: a worker started from a short-lived thread (an anyio worker thread that
 # idles out, a background start) would be killed when that thread ends. Workers are
-# started from this one thread, which lives as long as the process.
-_launcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="toolsmith-warm-launch")
+# started from one thread per process, which lives as long as the process (a forked
+# child gets its own: the parent's thread does not exist there).
+_launchers: dict[int, ThreadPoolExecutor] = {}
+_launchers_lock = threading.Lock()
+
+
+def _launcher() -> ThreadPoolExecutor:
+    with _launchers_lock:
+        pid = os.getpid()
+        if pid not in _launchers:
+            _launchers[pid] = ThreadPoolExecutor(max_workers=1, thread_name_prefix="toolsmith-warm-launch")
+        return _launchers[pid]
 
 
 def env_stamp(prefix: Path | None) -> str:
@@ -116,7 +126,7 @@ class WarmWorker:
         self._stderr: IO[bytes] = tempfile.TemporaryFile(prefix="toolsmith-worker-")  # noqa: SIM115
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            started = _launcher.submit(spawn, backend, job, stdin=theirs.fileno(), stderr=self._stderr).result()
+            started = _launcher().submit(spawn, backend, job, stdin=theirs.fileno(), stderr=self._stderr).result()
             self.proc, self.cgroup = started.proc, started.cgroup
         except BaseException:
             self.sock.close()
