@@ -246,6 +246,7 @@ async def load(server: Server, mode: str, clients: int, calls: int, *, faults: l
     counts: dict[str, int] = {}
     done = anyio.Event()
     server_cpu, own_cpu, workers_cpu = cpu_s(server.pid), time.process_time(), tree_cpu_s(server.pid)
+    workers_before = descendants(server.pid)
     started = time.perf_counter()
     async with anyio.create_task_group() as outer:
         if faults:
@@ -255,9 +256,12 @@ async def load(server: Server, mode: str, clients: int, calls: int, *, faults: l
                 group.start_soon(good_client, server, mode, calls, samples, errors)
         wall = time.perf_counter() - started
         done.set()
+    # The workers' figure holds only while the same workers lived throughout: a worker that
+    # stopped meanwhile takes its CPU time with it.
+    same = descendants(server.pid) == workers_before
     cpu = {
         "server": cpu_s(server.pid) - server_cpu,
-        "workers": tree_cpu_s(server.pid) - workers_cpu,
+        "workers": tree_cpu_s(server.pid) - workers_cpu if same else float("nan"),
         "clients": time.process_time() - own_cpu,
     }
     return {"samples": samples, "wall": wall, "errors": errors, "faults": counts, "cpu": cpu}
@@ -321,7 +325,8 @@ def report(figures: dict[str, Any], args: argparse.Namespace) -> bool:
         per_call = {k: v / len(run["samples"]) * 1000 for k, v in run["cpu"].items()}
         print(
             f"CPU per good call {label}: server {per_call['server']:.1f} ms, "
-            f"sandbox workers {per_call['workers']:.1f} ms, the official clients {per_call['clients']:.1f} ms"
+            f"sandbox workers {per_call['workers']:.1f} ms (nan: workers came and went), "
+            f"the official clients {per_call['clients']:.1f} ms"
         )
     print("fault calls during the faulty run: " + ", ".join(f"{k} {v}" for k, v in sorted(faulty["faults"].items())))
     rate = len(clean["samples"]) / clean["wall"]
