@@ -168,7 +168,12 @@ def rss_mib(pid: int) -> float:
     return 0.0
 
 
-def descendants(pid: int) -> set[int]:
+def children(pid: int) -> set[int]:
+    """The server's own children: the warm workers' bwrap processes."""
+    return {p for p, parent in _parents().items() if parent == pid}
+
+
+def _parents() -> dict[int, int]:
     parents: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -177,6 +182,11 @@ def descendants(pid: int) -> set[int]:
             except OSError:
                 continue
             parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+    return parents
+
+
+def descendants(pid: int) -> set[int]:
+    parents = _parents()
     mine, frontier = set(), {pid}
     while frontier:
         frontier = {p for p, parent in parents.items() if parent in frontier} - mine
@@ -246,7 +256,7 @@ async def load(server: Server, mode: str, clients: int, calls: int, *, faults: l
     counts: dict[str, int] = {}
     done = anyio.Event()
     server_cpu, own_cpu, workers_cpu = cpu_s(server.pid), time.process_time(), tree_cpu_s(server.pid)
-    workers_before = descendants(server.pid)
+    workers_before = children(server.pid)
     started = time.perf_counter()
     async with anyio.create_task_group() as outer:
         if faults:
@@ -258,7 +268,7 @@ async def load(server: Server, mode: str, clients: int, calls: int, *, faults: l
         done.set()
     # The workers' figure holds only while the same workers lived throughout: a worker that
     # stopped meanwhile takes its CPU time with it.
-    same = descendants(server.pid) == workers_before
+    same = children(server.pid) == workers_before
     cpu = {
         "server": cpu_s(server.pid) - server_cpu,
         "workers": tree_cpu_s(server.pid) - workers_cpu if same else float("nan"),
