@@ -3,7 +3,7 @@
 One run of the real server (``toolsmith mcp --transport http`` on loopback, with a bearer
 token, warm workers on, bwrap) over a fresh library:
 
-1. idle: the server's RSS after one call of each tool;
+1. idle: the server's RSS once each tool's workers are started;
 2. 40 large results (7.5 MB each, one after another), then the server's RSS;
 3. without faults: 8 concurrent clients x 50 calls of a trivial warm tool;
 4. with faults: the same 8 x 50, while one more client calls misbehaving tools in turn,
@@ -296,9 +296,11 @@ def row(label: str, run: dict[str, Any]) -> tuple[str, ...]:
 
 
 async def bench(server: Server, args: argparse.Namespace) -> dict[str, Any]:
-    async with client(server, args.mode) as c:  # start each tool's worker once
-        for name in ("good", "big"):
-            await c.call_tool(name, {"x": 1})
+    async with client(server, args.mode) as c:  # start the tools' workers: the good one's all
+        await c.call_tool("big", {"x": 1})
+        async with anyio.create_task_group() as group:
+            for i in range(args.clients):
+                group.start_soon(c.call_tool, "good", {"x": i})
     await settle()
     figures: dict[str, Any] = {"idle": rss_mib(server.pid)}
     await large_results(server, args.mode, args.large)
