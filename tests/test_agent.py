@@ -282,7 +282,7 @@ def test_a_large_library_shows_its_recently_used_tools_so_a_chinese_task_still_r
         result = r.agent().run_task(task, index=1)
         first = r.model.requests[-2][0][1]["content"]
     assert result.model_calls == 2 and "364" in result.answer
-    assert "none matched them. If a tool listed below fits, call it" in first
+    assert "none matched them. If a tool listed below fits, call it" in first and "all 4 tools" in first
     assert "most recently used tools" in first and "- days_between: Count the days" in first
     assert "holds 4 tools" in first and "unrelated_0" not in first  # one line: the newest tool only
 
@@ -399,3 +399,11 @@ def test_double_encoded_arguments_are_decoded_where_the_schema_is_clear(tmp_path
         assert r.library.get("days_between").spec.parameters["required"] == ["start", "end"]
         searched = [e.message for e in r.of_type("tool_result") if e.name == "search_tools"][-1]
         assert searched["ok"] and searched["results"][0]["name"] == "days_between"
+
+
+def test_without_pre_retrieval_the_prompt_asks_the_model_to_search_first() -> None:
+    """Step 0 says what happened: the program searched (pre-retrieval on), or the model must."""
+    on, off = prompts.system_prompt(10), prompts.system_prompt(10, pre_retrieval=False)
+    assert "The program has already searched the whole library" in on and "search_tools with what" not in on
+    assert "Call search_tools with what the task needs" in off and "already searched" not in off
+    assert on.count("1. Otherwise, web_search") == off.count("1. Otherwise, web_search") == 1

@@ -82,7 +82,7 @@ def test_a_bug_exits_70_with_one_line_and_the_traceback_in_a_file(
     monkeypatch.setenv("TOOLSMITH_HOME", str(tmp_path))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-crash-secret-0123456789")
 
-    def broken(as_json: bool = False) -> None:
+    def broken(as_json: bool = False, *, browse: bool = False) -> None:
         raise ZeroDivisionError("sk-crash-secret-0123456789 in a message")
 
     monkeypatch.setattr(tools, "open_library", broken)

@@ -221,7 +221,11 @@ def test_import_malformed_bundle(home: Path, tmp_path: Path) -> None:
     (tmp_path / "bad" / "some_tool").mkdir(parents=True)
     (tmp_path / "bad" / "some_tool" / "tool.json").write_text("{broken", encoding="utf-8")
     assert_error(invoke("import", str(tmp_path / "bad")), 1, "not valid JSON")
-    assert_error(invoke("import", str(tmp_path / "missing")), 1, "not a directory")
+    # a folder that is not there is the user's to fix: exit 2, as a bad argument
+    assert_error(invoke("import", str(tmp_path / "missing")), 2, f"{tmp_path / 'missing'} does not exist")
+    (tmp_path / "a-file").write_text("")
+    missing = invoke("import", str(tmp_path / "a-file"), "--json")
+    assert missing.exit_code == 2 and json.loads(missing.stdout)["ok"] is False and "is not a folder" in missing.stderr
 
 
 # --- a library that cannot be used -------------------------------------------------------

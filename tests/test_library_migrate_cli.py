@@ -63,7 +63,7 @@ def test_migrate_copies_everything_and_verifies_hashes(kind: str, tmp_path: Path
             # the copy is a working library: new versions continue the numbering
             assert target.add(_spec("days_between", "three"), provenance=Provenance(), gate={}).version == 3
         again = toolsmith("library", "migrate", "--to", target_url, url=source_url)
-        assert again.exit_code == 1 and "not empty" in again.stderr
+        assert again.exit_code == 2 and "not empty" in again.stderr  # the user must name another target
 
 
 def test_migrate_refuses_a_tampered_source_and_writes_nothing(tmp_path: Path) -> None:

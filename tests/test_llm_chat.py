@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from toolsmith.config.providers import ProviderConfig
-from toolsmith.errors import ModelError, ModelResponseError, ModelRetryExhausted, ModelTimeoutError
+from toolsmith.errors import ModelConfigError, ModelError, ModelResponseError, ModelRetryExhausted, ModelTimeoutError
 from toolsmith.model import ModelReply, ToolCallRequest, Usage, ban
 from toolsmith.model.client import ChatModel
 from toolsmith.model.retry import RetryPolicy
@@ -297,9 +297,10 @@ def test_an_endpoint_that_is_down_could_not_be_reached() -> None:
     config = ProviderConfig("custom", "m", f"http://127.0.0.1:{port}/v1", "k", None)
     recorder = Recorder()
     model = ChatModel(config, retry=RetryPolicy(max_attempts=2), sleep=recorder.sleep, clock=recorder.clock)
-    with pytest.raises(ModelRetryExhausted) as info:
+    # Refused on loopback: nothing listens, so the hint comes at once instead of after the retry budget.
+    with pytest.raises(ModelConfigError) as info:
         model.complete(USER, [])
-    assert not info.value.reached and info.value.attempts == 2
+    assert str(info.value).startswith(f"Nothing is listening at http://127.0.0.1:{port}/v1")
 
 
 # --- errors that are not retried -------------------------------------------------------

@@ -211,6 +211,24 @@ def test_wrong_state_and_bad_refs(home: Path) -> None:
     assert state(home) == {"shout@1": "retired", "shout@2": "active", "whisper@1": "pending"}
 
 
+def test_approve_by_name_readmits_the_only_quarantined_version(home: Path) -> None:
+    invoke("approve", "shout", "--no-tests")  # its pin is made up: no tests can run here
+    invoke("quarantine", "shout", "--reason", "upstream API changed")
+    readmitted = as_json(invoke("approve", "shout", "--reason", "upstream fixed", "--json", "--no-tests"))
+    assert (readmitted["version"], readmitted["from"], readmitted["to"]) == (2, "quarantined", "active")
+    assert state(home)["shout@2"] == "active"
+    assert [h["name"] for h in as_json(invoke("search", "upper-case", "--json"))] == ["shout"]
+
+
+def test_approve_by_name_with_two_quarantined_versions_asks_for_one(home: Path) -> None:
+    with lib(home) as library:
+        library.set_status("shout", 1, Status.QUARANTINED, reason="broken", actor=ME, action="quarantine")
+        library.set_status("shout", 2, Status.ACTIVE, reason="ok", actor=ME, action="approve")
+        library.set_status("shout", 2, Status.QUARANTINED, reason="broken too", actor=ME, action="quarantine")
+    assert state(home)["shout@1"] == state(home)["shout@2"] == "quarantined"
+    assert_error(invoke("approve", "shout"), 1, "2 quarantined (shout@1, shout@2); name one as shout@N")
+
+
 def test_list_notes_pending_versions_and_search_hides_them(home: Path) -> None:
     listed = invoke("list")
     assert "2 version(s) await review (shout@2, whisper@1)" in listed.stdout

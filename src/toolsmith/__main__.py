@@ -1,5 +1,5 @@
 """Allow `python -m toolsmith`."""
 
-from toolsmith.cli import main
+from toolsmith.entry import main
 
 main()

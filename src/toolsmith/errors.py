@@ -19,14 +19,16 @@ Sandbox errors carry the run's data (``exit_code``, ``stdout``, ``stderr``,
 
     ToolsmithError
     ├── SettingError  (also the base of the errors marked *setting*)
-    │   └── ConfigError
-    │       ├── MissingKeyError
-    │       └── KeyFileError
+    │   ├── ConfigError
+    │   │   ├── MissingKeyError
+    │   │   └── KeyFileError
+    │   └── TaskTooLongError
     ├── LibraryError
     │   ├── CorruptLibraryError
     │   ├── DamagedRecordError
     │   ├── LibraryPermissionError  (setting)
     │   ├── LibraryUnavailableError  (setting)
+    │   ├── LibraryNotEmptyError  (setting)
     │   ├── ToolNotFoundError
     │   ├── ImmutableVersionError
     │   ├── ReviewError
@@ -88,6 +90,23 @@ class MissingKeyError(ConfigError):
         self.variable = variable
 
 
+class TaskTooLongError(SettingError):
+    """A task holds more characters than ``budget.max_task_chars`` allows. ``chars`` is its
+    length (None when reading stopped at the limit); ``source`` where it came from."""
+
+    def __init__(self, chars: int | None, limit: int, *, source: str | None = None) -> None:
+        where = f" in {source}" if source else ""
+        size = f"has {chars:,} characters" if chars is not None else f"has more than {limit:,} characters"
+        super().__init__(
+            f"The task{where} {size}; budget.max_task_chars allows {limit:,}. Shorten it, or raise "
+            f"budget.max_task_chars in config.toml (0: no limit)."
+        )
+        self.chars = chars
+        self.limit = limit
+        self.source = source
+        self.setting = "budget.max_task_chars"
+
+
 # --- the tool library ---------------------------------------------------------------
 
 
@@ -143,6 +162,15 @@ class LibraryPermissionError(LibraryError, SettingError):
         super().__init__(message)
         self.path = path
         self.setting = str(path)  # the user must change it: the CLI exits 2
+
+
+class LibraryNotEmptyError(LibraryError, SettingError):
+    """A library to copy into already holds tools (or an audit trail); it is left untouched."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(f"The target library {where} is not empty; migrate only into a new library.")
+        self.where = where
+        self.setting = "--to"
 
 
 class ToolNotFoundError(LibraryError):

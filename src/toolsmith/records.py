@@ -70,6 +70,9 @@ class TaskResult:
     cost: float | None = None
     prompt_chars: int = 0
     wall_s: float = 0.0
+    # The model names the endpoint's replies reported (the served model, which a local
+    # server may pick whatever the request named), in order of first use.
+    models: list[str] = field(default_factory=list)
 
     def tool_calls(self, name: str) -> list[Action]:
         return [a for a in self.actions if a.name == name]
@@ -125,6 +128,7 @@ class TaskResult:
                 "estimated": self.tokens_estimated,
             },
             "cost": self.cost,
+            "models": self.models,
             "prompt_chars": self.prompt_chars,
             "wall_s": round(self.wall_s, 3),
             "reuse": self.reuse_verdict(),
@@ -157,6 +161,7 @@ class TaskResult:
                 cost=None if data.get("cost") is None else float(data["cost"]),
                 prompt_chars=int(data.get("prompt_chars") or 0),
                 wall_s=float(data.get("wall_s") or 0.0),
+                models=[str(m) for m in data.get("models") or []],
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"not a task record: {exc}") from exc

@@ -138,3 +138,31 @@ def test_describe_json(invoke) -> None:  # type: ignore[no-untyped-def]
     assert result.exit_code == 0
     report = json.loads(result.stdout)
     assert report["backend"] in ("bwrap", "process") and "cgroups" in report
+
+
+def test_a_directory_is_refused_as_not_a_regular_file(invoke, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    folder = tmp_path / "scripts"
+    folder.mkdir()
+    result = invoke("run", str(folder), "--json")
+    assert result.exit_code == EXIT_CONFIG, result.output
+    assert "not a regular file" in json.loads(result.stdout)["error"]
+    assert not (tmp_path / "home" / "crashes").exists()  # not a bug report
+
+
+def test_describe_says_what_the_network_default_means(invoke, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.delenv("TOOLSMITH_NETWORK", raising=False)
+    report = json.loads(invoke("describe", "--json").stdout)
+    assert report["network_default"] is True
+    shown = invoke("describe").stdout
+    line = next(line for line in shown.splitlines() if line.startswith("network:"))
+    if report["backend"] == "bwrap":
+        assert "on by default (sandbox.network = true)" in line and "127.0.0.1" in line
+        assert "sandbox.network = false" in line  # and how to turn it off
+    else:
+        assert "cannot take the network away" in line
+    monkeypatch.setenv("TOOLSMITH_NETWORK", "false")
+    off = json.loads(invoke("describe", "--json").stdout)
+    assert off["network_default"] is False
+    assert (
+        off["network"].startswith("off (sandbox.network = false)") or "cannot take the network away" in off["network"]
+    )

@@ -42,7 +42,7 @@ class TaskContext:
     task: str
     index: int
     session_id: str
-    model_name: str
+    model_name: str  # the model the request names
     settings: Settings
     library: ToolLibrary
     sandbox: CodeRunner
@@ -51,6 +51,7 @@ class TaskContext:
     allow_create: bool = True
     emit: EventSink = null_sink
     step: int = 0
+    served_model: str = ""  # the model the endpoint's latest reply says answered (may differ)
     started: float = field(default_factory=time.monotonic)
     verified_outputs: list[str] = field(default_factory=list)
     installed: dict[str, Requirement] = field(default_factory=dict)

@@ -161,7 +161,12 @@ class Agent:
             toolbox=Toolbox(ctx, self.guards),
             events=events,
             messages=[
-                {"role": "system", "content": prompts.system_prompt(self.settings.max_calls_per_turn)},
+                {
+                    "role": "system",
+                    "content": prompts.system_prompt(
+                        self.settings.max_calls_per_turn, pre_retrieval=self.pre_retrieval
+                    ),
+                },
                 {"role": "user", "content": task},
             ],
         )
@@ -241,6 +246,8 @@ class Agent:
         reply = self.model.complete(loop.messages, tools)
         offered = [str(t.get("function", {}).get("name")) for t in tools]
         reply = normalise_reply(reply, offered, loop.call_ids)
+        if reply.model:  # what the endpoint says answered, which provenance records
+            loop.ctx.served_model = reply.model
         loop.model_calls += 1
         loop.prompt_chars += chars
         loop.usage = loop.usage + reply.usage
@@ -298,6 +305,7 @@ class Agent:
             cost=loop.usage.cost,
             prompt_chars=loop.prompt_chars,
             wall_s=wall,
+            models=list(dict.fromkeys(e.model for e in loop.events if isinstance(e, ModelUsage))),
         )
         self.last_result = result
         ctx.send(

@@ -12,12 +12,18 @@ A scripted model drives the real agent loop, the real gate, the real sandbox and
 
 The scripted replies are functions of the transcript, so every number in an answer is
 read from the tool result the sandbox produced, never written into the script.
+
+With ``keep`` (``toolsmith demo --offline --keep``) a passing self-test also copies the
+tools it built (code, pins, test cases, gate verdict and provenance) into the user's own
+library, under the user's review policy, and writes its run record (the trajectory) to
+the user's trajectories folder: a library to browse, review, serve and call, without a key.
 """
 
 from __future__ import annotations
 
 import re
 import tempfile
+import uuid
 from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
@@ -25,11 +31,14 @@ from typing import Any
 
 from toolsmith.agent.context import WebAccess
 from toolsmith.agent.loop import Agent
+from toolsmith.agent.trajectory import TrajectoryWriter
 from toolsmith.config import Settings
 from toolsmith.events import EventSink, ToolResult, null_sink
-from toolsmith.library import ToolLibrary
+from toolsmith.library import Status, ToolLibrary
+from toolsmith.library.fresh import library_in_use
 from toolsmith.model import ModelReply
 from toolsmith.records import TaskResult
+from toolsmith.redaction import Redactor
 from toolsmith.sandbox import Sandbox
 from toolsmith.testing import ScriptedModel, final, last_tool_result, reply, tool_call
 
@@ -75,6 +84,7 @@ PARAMETERS: dict[str, Any] = {
     "required": ["start", "end"],
 }
 DESCRIPTION = "Count the days between two ISO dates (end minus start)."
+KEEP_ACTOR = "agent:offline-demo"
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
@@ -100,6 +110,8 @@ def _searched(messages: list[dict[str, Any]]) -> bool:
 
 def _create(code: str, messages: list[dict[str, Any]]) -> ModelReply:
     start, end = _dates(messages)
+    leap = {"start": "2024-02-01", "end": "2024-03-01"}  # a further case: February of a leap year
+    days = (date.fromisoformat(leap["end"]) - date.fromisoformat(leap["start"])).days
     return reply(
         tool_call(
             "create_tool",
@@ -109,6 +121,7 @@ def _create(code: str, messages: list[dict[str, Any]]) -> ModelReply:
                 "parameters": PARAMETERS,
                 "code": code,
                 "test_args": {"start": start, "end": end},
+                "tests": [{"args": leap, "contains": {"days": days}}],
                 "keywords": ["date", "days", "calendar", "日期", "天数"],
             },
         )
@@ -158,6 +171,18 @@ def reuse_policy(messages: list[dict[str, Any]], tools: Any = None) -> ModelRepl
     return _answer(messages)
 
 
+@dataclass(frozen=True)
+class Kept:
+    """What ``keep`` left in the user's home: the tool versions and the run record."""
+
+    tools: list[str]
+    library: str
+    trajectory: Path
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tools": self.tools, "library": self.library, "trajectory": str(self.trajectory)}
+
+
 @dataclass
 class OfflineReport:
     """The outcome of the self-test: both tasks and both verdicts."""
@@ -166,6 +191,7 @@ class OfflineReport:
     gate_verdict: dict[str, Any]
     reuse_verdict: dict[str, Any]
     backend: str
+    kept: Kept | None = None
 
     @property
     def ok(self) -> bool:
@@ -181,16 +207,46 @@ def no_web() -> WebAccess:
     return WebAccess(search=refuse, read=refuse)
 
 
-def run_offline(*, on_event: EventSink = null_sink, base: Settings | None = None) -> OfflineReport:
-    """Run the self-test in a temporary library; the user's own library is never touched."""
+def run_offline(
+    *, on_event: EventSink = null_sink, base: Settings | None = None, keep: Settings | None = None
+) -> OfflineReport:
+    """Run the self-test in a temporary library; the user's own library is never touched,
+    unless ``keep`` names it: then a passing self-test's tools and run record go there."""
+    if keep is not None:
+        with library_in_use(keep):  # a read-only home says so before anything runs
+            pass
     with tempfile.TemporaryDirectory(prefix="toolsmith-offline-") as tmp:
         settings = replace(base or Settings.load(home=Path(tmp)), home=Path(tmp), network=False, review="auto")
         library = ToolLibrary.open(settings)
         try:
             sandbox = Sandbox(settings)
-            return _drive(settings, library, sandbox, on_event)
+            report = _drive(settings, library, sandbox, on_event)
+            if keep is not None and report.ok:
+                report.kept = keep_demo(report, library, keep)
+            return report
         finally:
             library.close()
+
+
+def keep_demo(report: OfflineReport, source: ToolLibrary, settings: Settings) -> Kept:
+    """Copy the tools the self-test built into ``settings``' library and write its run record there."""
+    status = Status.PENDING if settings.review == "required" else Status.ACTIVE
+    names = dict.fromkeys(ref.split("@", 1)[0] for result in report.results for ref in result.created)
+    with library_in_use(settings), ToolLibrary.open(settings) as target:
+        kept = [
+            target.add(tool.spec, provenance=tool.provenance, gate=tool.gate, status=status, actor=KEEP_ACTOR).ref
+            for tool in (source.get(name) for name in names)
+        ]
+        where = target.display
+    writer = TrajectoryWriter(settings.trajectories_dir, f"offline-{uuid.uuid4().hex[:8]}", Redactor.from_environment())
+    try:
+        for result in report.results:
+            for event in result.events:
+                writer.event(event)
+            writer.task(result)
+    finally:
+        writer.close()
+    return Kept(tools=kept, library=where, trajectory=writer.path)
 
 
 def _drive(settings: Settings, library: ToolLibrary, sandbox: Sandbox, on_event: EventSink) -> OfflineReport:

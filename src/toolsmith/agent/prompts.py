@@ -7,6 +7,7 @@ prompt that spoke only of prices confused models on every other task.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from toolsmith.library import SearchHit
@@ -16,11 +17,12 @@ You are toolsmith, an agent that solves tasks by building, verifying and reusing
 You start with five meta-tools and a persistent tool library that grows with every task.
 
 Follow this pipeline:
-0. Reuse first. The program has already searched the library for the task: its notes after the \
-task list the tools that matched and the ones used recently. If one fits, call it with the \
-task's arguments and answer from its output; then do not search the web or create a tool. Call \
-search_tools yourself only for a tool you expect the library to hold that the notes do not show \
-(search in English for a task in another language).
+0. Reuse first. The program has already searched the whole library for the task: its notes after \
+the task list the tools that matched and the ones used recently. If one fits, call it with the \
+task's arguments and answer from its output; then do not search the web or create a tool. If none \
+fits, go on to step 1 at once. To look for a stored tool under other words as well (in English, \
+say, for a task in another language), call search_tools in the same reply as your first web_search: \
+both run, and the search costs no turn of its own.
 1. Otherwise, web_search for a free, key-free, pip-installable open-source Python library (or a \
 public API that needs no key) that can produce what the task needs.
 2. read_webpage its documentation (package page, README) to learn its real API.
@@ -46,12 +48,22 @@ or service behind it).
 """
 
 
-def system_prompt(max_calls_per_turn: int) -> str:
-    """The system prompt, with the limits the program enforces."""
-    return (
-        f"{SYSTEM_PROMPT}- Make at most {max_calls_per_turn} tool calls per reply: calls beyond that are "
-        "refused without running.\n"
+SEARCH_FIRST = """\
+0. Reuse first. Call search_tools with what the task needs. If a stored tool fits, call it with \
+the task's arguments and answer from its output; then do not search the web or create a tool.
+"""
+
+
+def system_prompt(max_calls_per_turn: int, *, pre_retrieval: bool = True) -> str:
+    """The system prompt, with the limits the program enforces; without pre-retrieval, step 0
+    asks the model to search the library itself."""
+    prompt = (
+        SYSTEM_PROMPT
+        if pre_retrieval
+        else re.sub(r"0\. Reuse first\..*?(?=1\. )", SEARCH_FIRST, SYSTEM_PROMPT, flags=re.S)
     )
+    cap = f"- Make at most {max_calls_per_turn} tool calls per reply: calls beyond that are refused without running.\n"
+    return prompt + cap
 
 
 def pre_retrieval_note(hits: Sequence[SearchHit], *, library_size: int, listed: bool = False) -> str:
@@ -63,12 +75,14 @@ def pre_retrieval_note(hits: Sequence[SearchHit], *, library_size: int, listed: 
         # Only the task's words were searched: a tool worded otherwise, or in another
         # language, may still fit, and the list below may show it.
         then = (
-            "If a tool listed below fits, call it; if none does, build one (searching the library again "
-            "with the same words finds nothing more)."
+            "If a tool listed below fits, call it; if none does, build the tool the task needs."
             if listed
             else "Build the tool the task needs."
         )
-        return f"[toolsmith] The program searched the tool library for this task's words: none matched them. {then}"
+        return (
+            f"[toolsmith] The program searched all {library_size} tools of the library for this task's "
+            f"words: none matched them. {then}"
+        )
     lines = [
         "[toolsmith] The program searched the tool library for this task. These stored tools share "
         "words with it and are unlocked (callable now); check that one really does what the task needs:"

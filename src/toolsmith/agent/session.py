@@ -61,6 +61,8 @@ class SessionReport:
         return {
             "session_id": self.session_id,
             "model": self.model,
+            # What the endpoint said answered, when it differs from the name asked for.
+            "served_models": list(dict.fromkeys(m for r in self.results for m in r.models)),
             "provider": self.provider,
             "sandbox_backend": self.backend,
             "tasks": [r.task for r in self.results],
@@ -149,6 +151,8 @@ class Session:
         provider: ProviderConfig | None = None,
         on_wait: Callable[[], None] | None = None,
     ) -> None:
+        for task in tasks:  # before anything is opened: a too-long task costs nothing
+            settings.check_task(task)
         self.tasks = list(tasks)
         config = provider or (resolve_provider(env, model=model_name) if model is None else None)
         session_id = uuid.uuid4().hex[:12]

@@ -30,6 +30,7 @@ from toolsmith.redaction import Redactor
 if TYPE_CHECKING:
     from toolsmith.agent.offline import OfflineReport
     from toolsmith.agent.session import SessionReport
+    from toolsmith.config import Settings
 
 # The agent (and the openai SDK under it) is imported by the commands that run it, so
 # `toolsmith tools ...` and `--help` start without it.
@@ -57,7 +58,15 @@ class RunOptions:
 
 
 def run_command(
-    tasks: list[str] = typer.Argument(..., help="One or more tasks, run in order."),
+    tasks: list[str] = typer.Argument(
+        None,
+        metavar="TASK",
+        help="One or more tasks, run in order; - reads one from standard input.",
+        show_default=False,
+    ),
+    task_file: list[Path] = typer.Option(
+        None, "--task-file", metavar="FILE", help="A file holding one task (repeatable); run after the TASKs."
+    ),
     model: str | None = typer.Option(None, "--model", help="Model name (overrides LLM_MODEL)."),
     fresh: bool = typer.Option(False, "--fresh", help="Move the library aside first and start from zero."),
     no_create: bool = typer.Option(False, "--no-create", help="Remove create_tool (control experiment)."),
@@ -67,9 +76,14 @@ def run_command(
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Show only answers and summaries."),
 ) -> None:
     """Run tasks with the self-evolving agent against your tool library."""
-    if not all(t.strip() for t in tasks):
-        fail("a task must not be empty", EXIT_CONFIG)
-    report = _run(list(tasks), RunOptions(model, fresh, no_create, output, json_mode, verbose, quiet))
+    from toolsmith.cli.tasks import read_tasks
+
+    options = RunOptions(model, fresh, no_create, output, json_mode, verbose, quiet)
+    load_dotenv(json_mode)
+    settings = load_settings(json_mode)
+    with cli_errors(json_mode):
+        texts = read_tasks(tasks or [], task_file or [], settings)
+    report = _run(texts, options, settings)
     answered = all(r.status == "answered" for r in report.results)
     raise typer.Exit(EXIT_OK if answered else EXIT_FAILED)
 
@@ -77,6 +91,9 @@ def run_command(
 def demo_command(
     task: list[str] = typer.Option(None, "--task", help="A task (repeatable: tasks in order)."),
     offline: bool = typer.Option(False, "--offline", help="Self-test: no model, no network, temporary library."),
+    keep: bool = typer.Option(
+        False, "--keep", help="With --offline: keep the demo's tools and its run record in your library."
+    ),
     fresh: bool = typer.Option(False, "--fresh", help="Move the library aside first and start from zero."),
     no_create: bool = typer.Option(False, "--no-create", help="Remove create_tool (control experiment)."),
     model: str | None = typer.Option(None, "--model", help="Model name (overrides LLM_MODEL)."),
@@ -87,8 +104,11 @@ def demo_command(
 ) -> None:
     """Evolve a tool on the first task, then check that the second task reuses it."""
     options = RunOptions(model, fresh, no_create, output, json_mode, verbose, quiet)
+    if keep and not offline:
+        fail("--keep goes with --offline: a demo with a model stores its tools in your library anyway.", EXIT_CONFIG,
+             as_json=json_mode)  # fmt: skip
     if offline:
-        _offline(options)
+        _offline(options, keep=keep)
         return
     tasks = list(task) if task else list(DEMO_TASKS)
     report = _run(tasks, options, demo=True)
@@ -97,15 +117,18 @@ def demo_command(
     raise typer.Exit(EXIT_OK if report.reuse_held else EXIT_FAILED)
 
 
-def _run(tasks: list[str], options: RunOptions, *, demo: bool = False) -> SessionReport:
+def _run(
+    tasks: list[str], options: RunOptions, settings: Settings | None = None, *, demo: bool = False
+) -> SessionReport:
     """Run the session; whatever ends it, write ``--output`` and say where the record is."""
     from toolsmith.agent.session import Session
 
-    with cli_errors():
+    with cli_errors(options.json_mode):
         if options.output is not None:
             check_output_path(options.output)  # before any model call
-    load_dotenv()
-    settings = load_settings()
+    if settings is None:
+        load_dotenv(options.json_mode)
+        settings = load_settings(options.json_mode)
     renderer = make_renderer(json_mode=options.json_mode, verbose=options.verbose, quiet=options.quiet)
     try:
         session = Session(
@@ -202,16 +225,17 @@ def _print_reuse(report: SessionReport) -> None:
     )
 
 
-def _offline(options: RunOptions) -> None:
+def _offline(options: RunOptions, *, keep: bool = False) -> None:
     from toolsmith.agent.offline import run_offline
 
     output = options.output
-    with cli_errors():
+    with cli_errors(options.json_mode):
         if output is not None:
             check_output_path(output)
+    settings = load_settings(options.json_mode)
     renderer = make_renderer(json_mode=options.json_mode, verbose=options.verbose, quiet=options.quiet)
     try:
-        report = run_offline(on_event=renderer, base=load_settings())
+        report = run_offline(on_event=renderer, base=settings, keep=settings if keep else None)
     except (Exception, KeyboardInterrupt) as exc:
         _write_unstarted(output, ["offline self-test"], exc)
         if isinstance(exc, (ToolsmithError, OSError, KeyboardInterrupt)):
@@ -239,6 +263,7 @@ def offline_output(report: OfflineReport) -> dict[str, Any]:
         "trajectories": [[a.to_dict() for a in r.actions] for r in report.results],
         "gate_verdict": report.gate_verdict,
         "reuse_verdict": report.reuse_verdict,
+        "kept": report.kept.to_dict() if report.kept else None,
         "ok": report.ok,
     }
 
@@ -259,3 +284,9 @@ def _print_offline_verdicts(report: OfflineReport) -> None:
     )
     console.print(f"sandbox backend: {report.backend}")
     console.print("[bold green]self-test passed[/]" if report.ok else "[bold red]self-test failed[/]")
+    if report.kept is not None:
+        kept = report.kept
+        console.print(
+            f"kept {', '.join(kept.tools)} in {kept.library}, and the run record in {kept.trajectory}: "
+            "see them with `toolsmith tools list` or `toolsmith ui`, serve them with `toolsmith mcp`."
+        )

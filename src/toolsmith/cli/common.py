@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 import traceback
@@ -73,7 +74,33 @@ def exit_code_for(exc: BaseException) -> int:
 
 
 def one_line(text: str) -> str:
-    return " ".join(str(text).split())
+    return " ".join(visible(str(text)).split())
+
+
+# C0 and C1 controls (ESC starts a terminal escape sequence, CR overwrites the line) and the
+# bidirectional overrides that reorder what a terminal shows; newline and tab are layout.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """``text`` safe to print to a terminal: each control character shown escaped (``\\x1b``)."""
+    return _CONTROLS.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+_reported = {"interrupted": False}
+
+
+def begin_command() -> None:
+    """A new command: nothing said yet about an interruption."""
+    _reported["interrupted"] = False
+
+
+def say_interrupted() -> int:
+    """Say, unless the command already did (in its one line), that it was interrupted; 130."""
+    if not _reported["interrupted"]:
+        _reported["interrupted"] = True
+        print("error: interrupted", file=sys.stderr)
+    return EXIT_INTERRUPTED
 
 
 def fail(
@@ -86,6 +113,8 @@ def fail(
 ) -> NoReturn:
     """The one way a command fails: one line on stderr (and a JSON object with ``--json``)."""
     line = one_line(message)
+    if code == EXIT_INTERRUPTED:
+        _reported["interrupted"] = True
     if as_json:
         record = {"ok": False, "error": line, "error_type": kind or _kind(code), "exit_code": code, **(extra or {})}
         typer.echo(json.dumps(record, ensure_ascii=False))
@@ -150,22 +179,23 @@ def load_settings(as_json: bool = False) -> Settings:
 
 
 @contextmanager
-def open_session(as_json: bool = False) -> Iterator[tuple[Settings, ToolLibrary]]:
+def open_session(as_json: bool = False, *, browse: bool = False) -> Iterator[tuple[Settings, ToolLibrary]]:
     """The settings and the configured library; every expected failure is a one-line exit.
 
-    The library is held (see :mod:`toolsmith.library.fresh`) so ``--fresh`` never moves it meanwhile."""
+    The library is held (see :mod:`toolsmith.library.fresh`) so ``--fresh`` never moves it
+    meanwhile. ``browse``: the command only reads, so a read-only home will do."""
     from toolsmith.library import ToolLibrary
     from toolsmith.library.fresh import library_in_use
 
     with cli_errors(as_json):
         settings = Settings.load()
-        with library_in_use(settings), ToolLibrary.open(settings) as library:
+        with library_in_use(settings, browse=browse), ToolLibrary.open(settings) as library:
             yield settings, library
 
 
 @contextmanager
-def open_library(as_json: bool = False) -> Iterator[ToolLibrary]:
-    with open_session(as_json) as (_, library):
+def open_library(as_json: bool = False, *, browse: bool = False) -> Iterator[ToolLibrary]:
+    with open_session(as_json, browse=browse) as (_, library):
         yield library
 
 

@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from toolsmith.config import Settings, unknown_environment
+from toolsmith.config.home import home_problem, is_read_only
 from toolsmith.config.providers import resolve_provider
 from toolsmith.errors import ToolsmithError
 from toolsmith.packages.index import resolve_index_url
@@ -49,36 +50,56 @@ def check_provider(settings: Settings) -> list[Check]:
     key = "present" if info["key_present"] else "absent"
     where = info["base_url"] or "the SDK default URL"
     rows = [Check("model provider", True, f"{info['provider']} model {info['model']} at {where} (key {key})")]
-    rows.append(_probe_models(config.base_url, config.api_key))
+    rows.extend(_probe_models(config.base_url, config.api_key, config.model))
     return rows
 
 
-def _probe_models(base_url: str | None, api_key: str) -> Check:
+def _probe_models(base_url: str | None, api_key: str, model: str) -> list[Check]:
     if not base_url:
-        return Check("model endpoint /models", None, "skipped: provider uses the SDK's default URL")
+        return [Check("model endpoint /models", None, "skipped: provider uses the SDK's default URL")]
     try:
         response = httpx.get(
             base_url.rstrip("/") + "/models", headers={"Authorization": f"Bearer {api_key}"}, timeout=PROBE_TIMEOUT_S
         )
     except httpx.HTTPError as exc:
-        return Check("model endpoint /models", False, f"unreachable: {type(exc).__name__}")
+        return [Check("model endpoint /models", False, f"unreachable: {type(exc).__name__}")]
     if response.status_code != 200:
-        return Check("model endpoint /models", False, f"HTTP {response.status_code}")
+        return [Check("model endpoint /models", False, f"HTTP {response.status_code}")]
+    listed = _model_ids(response)
+    rows = [Check("model endpoint /models", True, f"HTTP 200, {len(listed)} model(s) listed")]
+    if listed and model not in listed:
+        shown = ", ".join(listed[:8]) + (", ..." if len(listed) > 8 else "")
+        rows.append(
+            Check(
+                "model name",
+                False,
+                f"warning: the endpoint does not list {model!r} (it lists {shown}). Set LLM_MODEL (or --model) to "
+                "a model it serves; a server that answers with another model is recorded under the name it reports.",
+            )
+        )
+    return rows
+
+
+def _model_ids(response: httpx.Response) -> list[str]:
+    """The ids an OpenAI-style ``/models`` answer lists (``{"data": [{"id": ...}, ...]}``)."""
     try:
-        count = len(response.json().get("data", []))
-    except ValueError:
-        count = 0
-    return Check("model endpoint /models", True, f"HTTP 200, {count} model(s) listed")
+        data = response.json().get("data", [])
+    except (ValueError, AttributeError):
+        return []
+    if not isinstance(data, list):
+        return []
+    return [str(item["id"]) for item in data if isinstance(item, dict) and isinstance(item.get("id"), str)]
 
 
 def check_sandbox(settings: Settings) -> list[Check]:
-    from toolsmith.cli.sandbox import bwrap_line
+    from toolsmith.cli.sandbox import bwrap_line, network_line
     from toolsmith.isolation import describe
 
     info = describe(settings)
     ok = bool(info.get("isolating"))
     detail = f"backend {info.get('backend')}: {info.get('reason', '')}"
     rows = [Check("sandbox", ok, detail)]
+    rows.append(Check("sandbox network", True, network_line(settings.network, info.get("backend"))))
     if "bwrap" in info:
         rows.append(Check("sandbox bwrap", bool(info["bwrap"].get("usable")), bwrap_line(info["bwrap"])))
     if "cgroup" in info:
@@ -118,6 +139,10 @@ def check_library(settings: Settings) -> list[Check]:
         return [Check("tool library", False, str(exc))]
     path = where.path
     if path is not None and not path.exists():
+        problem = home_problem(path.parent)
+        if problem or is_read_only(path.parent):
+            why = "see the toolsmith home row" if problem else f"its folder {path.parent} is read-only"
+            return [Check("tool library", False, f"{path} cannot be created ({why})")]
         return [Check("tool library", True, f"{path} (not created yet)")]
     try:
         with ToolLibrary(where) as library:
@@ -187,8 +212,24 @@ def check_environment(env: Mapping[str, str]) -> list[Check]:
     return rows
 
 
+def check_home(settings: Settings) -> Check:
+    """The home must be a folder; a read-only one serves browsing only."""
+    home = settings.home
+    problem = home_problem(home)
+    if problem:
+        return Check("toolsmith home", False, problem)
+    if is_read_only(home):
+        return Check(
+            "toolsmith home",
+            False,
+            f"{home} is read-only: `tools list`, `tools show`, `tools search`, `library where` and `ui` work, "
+            "but runs, reviews and imports cannot write. Point TOOLSMITH_HOME at a writable folder.",
+        )
+    return Check("toolsmith home", True, str(home) if home.is_dir() else f"{home} (not created yet)")
+
+
 def run_checks(settings: Settings) -> list[Check]:
-    rows: list[Check] = [Check("toolsmith home", True, str(settings.home)), *check_environment(os.environ)]
+    rows: list[Check] = [check_home(settings), *check_environment(os.environ)]
     for check in (check_provider, check_sandbox, check_uv, check_library, check_search):
         try:
             rows.extend(check(settings))
@@ -201,10 +242,11 @@ def doctor_command(
     json_mode: bool = typer.Option(False, "--json", help="Print the checks as JSON."),
 ) -> None:
     """Check the provider, sandbox, uv, library and search backends; exit 1 on any problem."""
-    from toolsmith.cli.common import EXIT_FAILED, load_dotenv, load_settings
+    from toolsmith.cli.common import EXIT_FAILED, cli_errors, load_dotenv
 
     load_dotenv(json_mode)
-    settings = load_settings(json_mode)
+    with cli_errors(json_mode):
+        settings = Settings.load(strict=False)  # a home that is a file is one of the problems reported
     rows = run_checks(settings)
     if json_mode:
         print(json.dumps([r.to_dict() for r in rows], ensure_ascii=False))

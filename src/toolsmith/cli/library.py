@@ -31,7 +31,7 @@ def migrate(
 
     if not to.strip():
         fail("--to needs a library URL (postgresql://... or sqlite:///path)", EXIT_CONFIG, as_json=as_json)
-    with open_library(as_json) as source, cli_errors(as_json):
+    with open_library(as_json, browse=True) as source, cli_errors(as_json):
         target_location = parse(to, Path("library.db"))
         here = source.location.path
         there = target_location.path
@@ -52,7 +52,7 @@ def migrate(
 @app.command("where")
 def where(as_json: bool = JsonOption) -> None:
     """Show which library the settings select (the password is never shown)."""
-    with open_library(as_json) as library:
+    with open_library(as_json, browse=True) as library:
         count = len(library)
     if as_json:
         emit_json({"ok": True, "library": library.display, "tools": count})

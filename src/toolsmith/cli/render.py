@@ -24,6 +24,7 @@ from rich.markup import escape
 from rich.status import Status
 
 from toolsmith.calls import Origin
+from toolsmith.cli.common import visible
 from toolsmith.events import (
     Event,
     FinalAnswer,
@@ -112,7 +113,8 @@ class PlainRenderer:
             return
         text = self.line(event)
         if text is not None:
-            print(self.redactor.text(text), file=self.stream, flush=True)
+            # A task, an answer or a tool's output may hold escape sequences: shown, never obeyed.
+            print(visible(self.redactor.text(text)), file=self.stream, flush=True)
 
     def close(self) -> None:
         """Nothing to release for plain output."""
@@ -143,7 +145,7 @@ class RichRenderer(PlainRenderer):
             return
         text = self.line(event)
         if text is not None:
-            self.console.print(self._style(event, escape(self.redactor.text(text))))
+            self.console.print(self._style(event, escape(visible(self.redactor.text(text)))))
         if isinstance(event, (StepStarted, ToolResult)):
             self._spin("model is thinking…")
         elif isinstance(event, ToolCalled):

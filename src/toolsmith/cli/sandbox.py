@@ -41,6 +41,26 @@ def bwrap_line(info: dict[str, Any]) -> str:
     return f"{info['path']} ({info.get('version') or 'version unknown'}, from {where}; {works})"
 
 
+def network_line(network: bool, backend: str | None) -> str:
+    """What the network setting means for runs here, in one line (also used by doctor)."""
+    if backend != "bwrap":
+        return (
+            f"{'on' if network else 'off'} (sandbox.network = {str(network).lower()}), but the {backend or 'chosen'} "
+            "backend cannot take the network away: tool code reaches the internet and every service on this "
+            "machine's loopback."
+        )
+    if network:
+        return (
+            "on by default (sandbox.network = true): tools can fetch live data, and they share this machine's "
+            "network, loopback included, so tool code can reach services listening on 127.0.0.1 (databases, "
+            "model servers, admin pages). Set sandbox.network = false (or TOOLSMITH_NETWORK=false) where that matters."
+        )
+    return (
+        "off (sandbox.network = false): each run gets an empty network namespace, so no service on this machine "
+        "or beyond is reachable; tools that fetch live data fail."
+    )
+
+
 @app.command("run")
 def run(
     file: Annotated[Path, typer.Argument(help="The Python file to run.", show_default=False)],
@@ -94,12 +114,11 @@ def read_source(file: Path, as_json: bool) -> str:
         fail(f"{file} does not exist.", EXIT_CONFIG, as_json=as_json, kind="usage")
     except OSError as exc:
         fail(f"cannot read {file}: {exc.strerror or exc}", EXIT_CONFIG, as_json=as_json, kind="usage")
+    # fstat before fdopen: opening a directory succeeds, wrapping it in a file object does not.
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        fail(f"{file} is not a regular file; give a Python source file.", EXIT_CONFIG, as_json=as_json, kind="usage")
     with os.fdopen(fd, "rb") as fh:
-        info = os.fstat(fh.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            fail(
-                f"{file} is not a regular file; give a Python source file.", EXIT_CONFIG, as_json=as_json, kind="usage"
-            )
         data = fh.read(MAX_SOURCE_BYTES + 1)
     if len(data) > MAX_SOURCE_BYTES:
         limit = MAX_SOURCE_BYTES // (1024 * 1024)
@@ -122,12 +141,14 @@ def describe_command(
         report = Sandbox(Settings.load()).describe()
     except ConfigError as exc:
         fail(str(exc), EXIT_CONFIG, as_json=as_json, kind="config")
+    report["network"] = network_line(bool(report["network_default"]), report["backend"])
     if as_json:
         typer.echo(json.dumps(report, ensure_ascii=False))
         return
     typer.echo(f"backend:   {report['backend']} ({'isolating' if report['isolating'] else 'NOT isolating'})")
     typer.echo(f"reason:    {report['reason']}")
     typer.echo(f"bwrap:     {bwrap_line(report['bwrap'])}")
+    typer.echo(f"network:   {network_line(bool(report['network_default']), report['backend'])}")
     warm = report["warm"]
     typer.echo(
         f"warm:      {'up to ' + str(warm['workers']) + ' workers' if warm['active'] else 'off'}"

@@ -24,15 +24,18 @@ from rich.text import Text
 from toolsmith.cli import call as call_cmd
 from toolsmith.cli import review
 from toolsmith.cli.common import (
+    EXIT_CONFIG,
     EXIT_FAILED,
     JsonOption,
     cli_errors,
     emit_json,
+    fail,
     open_library,
     open_session,
     parse_limit,
     parse_ref,
     short,
+    visible,
 )
 from toolsmith.config import Settings
 from toolsmith.library import Status, ToolLibrary, ToolVersion, signing, user_actor
@@ -78,7 +81,7 @@ def list_tools(
     as_json: bool = JsonOption,
 ) -> None:
     """List the tools: each one's served version (or its newest), its status and why."""
-    with open_library(as_json) as library:
+    with open_library(as_json, browse=True) as library:
         tools = library.list_tools(include_retired=include_retired)
         note = None if as_json else _pending_note(library)
     if as_json:
@@ -100,7 +103,7 @@ def show(
 ) -> None:
     """Show one tool: metadata, provenance, gate result, stats and code."""
     name, version = parse_ref(ref, as_json)
-    with open_library(as_json) as library:
+    with open_library(as_json, browse=True) as library:
         tool = library.get(name, version)
         rolled = rollback.last_rollback(library, name)
         proofs = library.evidence(name, tool.version)
@@ -115,11 +118,11 @@ def show(
     table.add_column("field", style="bold")
     table.add_column("value")
     for key, value in _show_rows(tool):
-        table.add_row(key, Text(value))
+        table.add_row(key, Text(visible(value)))
     if rolled is not None:
-        table.add_row("rollback", Text(rolled.line()))
+        table.add_row("rollback", Text(visible(rolled.line())))
     for proof in proofs:
-        table.add_row("evidence", Text(evidence.describe(proof)))
+        table.add_row("evidence", Text(visible(evidence.describe(proof))))
     console.print(table)
     if code:
         console.print(Syntax(tool.spec.code, "python", line_numbers=True, word_wrap=True))
@@ -155,7 +158,7 @@ def search(
 ) -> None:
     """Find active tools for a task, best first."""
     k = parse_limit(limit, as_json)
-    with open_library(as_json) as library:
+    with open_library(as_json, browse=True) as library:
         hits = library.search(query, limit=k)
     if as_json:
         emit_json([hit.to_dict() for hit in hits])
@@ -177,7 +180,7 @@ def history(
     as_json: bool = JsonOption,
 ) -> None:
     """Every version of a tool, oldest first."""
-    with open_library(as_json) as library:
+    with open_library(as_json, browse=True) as library:
         versions = library.history(name)
     if as_json:
         emit_json([v.to_dict(include_code=False) for v in versions])
@@ -201,7 +204,7 @@ def audit(
 ) -> None:
     """The audit trail: who changed what, when and why."""
     n = parse_limit(limit, as_json)
-    with open_library(as_json) as library:
+    with open_library(as_json, browse=True) as library:
         entries = library.audit_log(name, limit=n)
     if as_json:
         emit_json([e.to_dict() for e in entries])
@@ -264,7 +267,7 @@ def export(
     as_json: bool = JsonOption,
 ) -> None:
     """Export tools as human-readable folders (tool.py + tool.json) with a manifest."""
-    with open_library(as_json) as library:
+    with open_library(as_json, browse=True) as library:
         key = signing.load_private_key(sign_key) if sign_key is not None else None
         folders = export_tools(library, directory, names or None, sign_key=key)
     signed = signing.fingerprint(key.public_key()) if key is not None else None
@@ -303,6 +306,9 @@ def import_(
     as_json: bool = JsonOption,
 ) -> None:
     """Import tools from a bundle: signature, then hashes are verified, then the gate runs again."""
+    if not directory.is_dir():
+        what = "does not exist" if not directory.exists() else "is not a folder"
+        fail(f"{directory} {what}; give a folder written by `toolsmith tools export`.", EXIT_CONFIG, as_json=as_json)
     with cli_errors(as_json):  # a bad signature is refused before the library is even opened
         trusted = signing.load_public_key(verify_key) if verify_key is not None else None
         verify_bundle(directory, trusted)

@@ -28,5 +28,5 @@ def ui_command(
     from toolsmith.ui import serve
 
     # Held while serving, so `run --fresh` waits instead of moving the library away.
-    with cli_errors(), library_in_use(settings):
+    with cli_errors(), library_in_use(settings, browse=True):
         serve(settings, host=host, port=port, token=token, announce=lambda line: typer.echo(line))

@@ -5,7 +5,7 @@ environment) and the model provider a run talks to.
 vocabulary of :mod:`~toolsmith.config.kinds`; :mod:`~toolsmith.config.reference` renders
 them as the README's table; :mod:`~toolsmith.config.envfiles` reads ``.env`` files (a
 cloned repository's may be hostile), and :mod:`~toolsmith.config.providers` picks the
-provider, key and endpoint.
+provider, key and endpoint; :mod:`~toolsmith.config.home` says whether the home can be used.
 """
 
 from toolsmith.config.settings import (

@@ -40,6 +40,7 @@ from typing import Any
 
 import platformdirs
 
+from toolsmith.config.home import home_problem
 from toolsmith.config.kinds import (
     GROUP,
     HELP,
@@ -55,7 +56,7 @@ from toolsmith.config.kinds import (
     group,
     setting,
 )
-from toolsmith.errors import ConfigError
+from toolsmith.errors import ConfigError, TaskTooLongError
 from toolsmith.limits import Limits
 
 if sys.version_info >= (3, 11):
@@ -193,6 +194,10 @@ class Settings:
     max_calls_per_turn: int = setting(
         10, "budget.max_calls_per_turn", Whole(1), "tool calls run per model reply; the rest are refused"
     )
+    max_task_chars: int = setting(
+        50_000, "budget.max_task_chars", Whole(0),
+        "characters a task may hold (0: unlimited); a longer one is refused before any model call",
+    )
     library_url: str | None = setting(
         None, "library.url", Text("library URL", optional=True),
         "empty: `library.db` in the home; `postgresql://...` for a team; `sqlite:///path`",
@@ -231,11 +236,22 @@ class Settings:
     def trajectories_dir(self) -> Path:
         return self.home / "trajectories"
 
+    def check_task(self, task: str, *, source: str | None = None) -> None:
+        """Refuse a task longer than ``budget.max_task_chars`` (:class:`TaskTooLongError`)."""
+        if self.max_task_chars and len(task) > self.max_task_chars:
+            raise TaskTooLongError(len(task), self.max_task_chars, source=source)
+
     @classmethod
-    def load(cls, home: Path | None = None, env: Mapping[str, str] | None = None) -> Settings:
-        """Resolve settings from the home directory's config file and the environment."""
+    def load(cls, home: Path | None = None, env: Mapping[str, str] | None = None, *, strict: bool = True) -> Settings:
+        """Resolve settings from the home directory's config file and the environment.
+
+        A home that is a file is refused (:class:`ConfigError` naming ``TOOLSMITH_HOME``),
+        unless not ``strict``: ``toolsmith doctor`` reports it and checks the rest."""
         env = os.environ if env is None else env
         resolved_home = Path(home) if home else default_home(env)
+        problem = home_problem(resolved_home)
+        if problem and strict:
+            raise ConfigError(problem, setting="TOOLSMITH_HOME")
         config_file = Path(env["TOOLSMITH_CONFIG"]) if env.get("TOOLSMITH_CONFIG") else None
         path = config_file or resolved_home / "config.toml"
         data = read_config_file(path, required=bool(config_file))

@@ -6,7 +6,8 @@ the schema are inspected read-only first, and anything unexpected raises
 initialised. A new file is made under a temporary name and linked into place, so no
 other process ever sees a half-made (0-byte) library; a 0-byte ``library.db`` is
 therefore damaged, and is left untouched. A file this user may not read, or a folder it
-may not write, is a permission problem (:class:`LibraryPermissionError`), not damage.
+may not write, is a permission problem (:class:`LibraryPermissionError`), not damage. A
+library in a read-only folder (a read-only mount) is opened read-only (:func:`connect_read_only`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from toolsmith.config.home import on_read_only_mount
 from toolsmith.errors import CorruptLibraryError, LibraryError, LibraryPermissionError
 
 # "Tool" in ASCII; stored in the SQLite header so foreign databases are recognised.
@@ -100,6 +102,36 @@ def connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
+def connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that never writes, for a library in a folder that cannot be written.
+
+    A WAL reader needs the ``-shm`` file, which a read-only folder may not hold; then the
+    file is opened as immutable (nothing can change it while the folder stays read-only)."""
+    if not os.path.lexists(path):
+        raise LibraryPermissionError(
+            f"There is no tool library at {path}, and its folder {path.parent} is read-only, so none can be made. "
+            "Point TOOLSMITH_HOME (or library.url) at a writable folder.",
+            path=path.parent,
+        )
+    failure: sqlite3.Error | None = None
+    for mode in ("mode=ro", "immutable=1"):
+        conn = sqlite3.connect(
+            f"{path.absolute().as_uri()}?{mode}", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None, check_same_thread=False,
+        )  # fmt: skip
+        conn.row_factory = sqlite3.Row
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # the open happens here
+        except sqlite3.Error as exc:
+            conn.close()
+            failure = exc
+            continue
+        return conn
+    assert failure is not None
+    raise as_library_error(path, failure) from failure
+
+
 def _create(path: Path) -> None:
     """Make an empty WAL-mode database under a temporary name, then link it into place.
 
@@ -178,6 +210,12 @@ def as_library_error(path: Path, exc: sqlite3.Error) -> Exception:
     # Without a code (Python 3.10) the file system is asked whether a part is read-only.
     readonly = code & 0xFF in (_READONLY, _CANTOPEN) if code is not None else isinstance(exc, sqlite3.OperationalError)
     culprit = read_only_part(path) if readonly else None
+    if culprit is not None and on_read_only_mount(culprit):
+        return LibraryPermissionError(
+            f"Tool library {path}: {exc}: {culprit} is on a read-only mount, so the library can be browsed but not "
+            "changed. Point TOOLSMITH_HOME (or library.url) at a writable folder to change it.",
+            path=culprit,
+        )
     if culprit is not None:
         hint = " (or, while no toolsmith runs, remove it: SQLite rebuilds it)" if culprit.name.endswith("-shm") else ""
         return LibraryPermissionError(

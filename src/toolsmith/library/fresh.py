@@ -23,7 +23,8 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from toolsmith.config import Settings
-from toolsmith.errors import ConfigError, LibraryError
+from toolsmith.config.home import is_read_only
+from toolsmith.errors import ConfigError, LibraryError, LibraryPermissionError
 from toolsmith.library import location as locations
 
 _SIDE_FILES = ("-wal", "-shm")
@@ -31,10 +32,19 @@ _SIDE_FILES = ("-wal", "-shm")
 
 @contextmanager
 def library_in_use(
-    settings: Settings, *, fresh: bool = False, on_wait: Callable[[], None] | None = None
+    settings: Settings, *, fresh: bool = False, on_wait: Callable[[], None] | None = None, browse: bool = False
 ) -> Iterator[Path | None]:
-    """Hold the library for a session; with ``fresh``, first move it aside (yields the backup)."""
+    """Hold the library for a session; with ``fresh``, first move it aside (yields the backup).
+
+    In a read-only folder (a read-only mount) nothing can move the library, and no lock can
+    be taken: ``browse`` (a command that only reads) goes on without one, any other command
+    is refused with a sentence saying what still works."""
     where = locations.parse(settings.library_url, settings.db_path)
+    if where.path is not None and is_read_only(where.path.parent):
+        if not browse or fresh:
+            raise LibraryPermissionError(_read_only_message(settings, where.path.parent), path=where.path.parent)
+        yield None
+        return
     if where.path is None:
         if fresh:
             raise ConfigError(
@@ -57,6 +67,17 @@ def library_in_use(
             yield backup
         finally:
             _unlock(fh.fileno())
+
+
+def _read_only_message(settings: Settings, folder: Path) -> str:
+    what = (
+        f"The toolsmith home {folder} (TOOLSMITH_HOME)" if folder == settings.home else f"The library's folder {folder}"
+    )
+    return (
+        f"{what} is read-only, and this command writes to the library. Browsing works read-only: "
+        "`toolsmith tools list`, `tools show`, `tools search`, `library where` and `ui`. To run tasks or change "
+        "tools, point TOOLSMITH_HOME (or library.url) at a writable folder."
+    )
 
 
 def fresh_library(settings: Settings, on_wait: Callable[[], None] | None = None) -> Path | None:

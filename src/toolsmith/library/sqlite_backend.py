@@ -13,7 +13,8 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from toolsmith.errors import CorruptLibraryError, ImmutableVersionError
+from toolsmith.config.home import is_read_only
+from toolsmith.errors import CorruptLibraryError, ImmutableVersionError, LibraryPermissionError
 from toolsmith.library import db, migrations, search
 from toolsmith.library.backend import Backend, Tx
 from toolsmith.library.location import LibraryLocation, sqlite_at
@@ -49,6 +50,13 @@ class SqliteBackend(Backend):
         self.location = location
         self.path: Path = location.path
         db.check_file(self.path)
+        # A read-only folder (a read-only mount): browse what is there, change nothing.
+        self.read_only = is_read_only(self.path.parent)
+        if self.read_only:
+            self._conn = db.connect_read_only(self.path)
+            self._tx = SqliteTx(self._conn)
+            self._check_current()
+            return
         with suppress(OSError):
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = db.connect(self.path)
@@ -65,6 +73,24 @@ class SqliteBackend(Backend):
         except sqlite3.Error as exc:
             self._conn.close()
             raise db.as_library_error(self.path, exc) from exc
+
+    def _check_current(self) -> None:
+        """A read-only library must already have this toolsmith's schema: it cannot be migrated."""
+        try:
+            number = migrations.identify(migrations.SqliteSchema(self._conn, self.path), migrations.SQLITE)
+        except CorruptLibraryError:
+            self._conn.close()
+            raise
+        except sqlite3.Error as exc:
+            self._conn.close()
+            raise db.as_library_error(self.path, exc) from exc
+        if number < len(migrations.SQLITE):
+            self._conn.close()
+            raise LibraryPermissionError(
+                f"The tool library {self.path} was made by an older toolsmith and needs a schema upgrade, which its "
+                f"read-only folder does not allow. Open it once where it can be written.",
+                path=self.path.parent,
+            )
 
     @classmethod
     def at(cls, path: Path) -> SqliteBackend:

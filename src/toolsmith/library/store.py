@@ -21,7 +21,7 @@ from __future__ import annotations
 import getpass
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
@@ -130,7 +130,9 @@ class ToolLibrary:
         """The library ``settings`` name (``library.url``, else the home's SQLite file)."""
         where = locations.parse(settings.library_url, settings.db_path)
         if not where.is_postgres:
-            settings.home.mkdir(parents=True, exist_ok=True)
+            # A home that cannot be made (a read-only mount) is the backend's to explain.
+            with suppress(OSError):
+                settings.home.mkdir(parents=True, exist_ok=True)
         return cls(where)
 
     def close(self) -> None:

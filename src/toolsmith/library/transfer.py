@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from toolsmith.errors import CorruptLibraryError, DamagedRecordError, LibraryError
+from toolsmith.errors import CorruptLibraryError, DamagedRecordError, LibraryError, LibraryNotEmptyError
 from toolsmith.library.rows import VERSION_COLUMNS, to_version
 from toolsmith.library.store import ToolLibrary
 
@@ -87,7 +87,7 @@ def copy_library(source: ToolLibrary, target: ToolLibrary) -> CopyReport:
             tx.execute("SELECT COUNT(*) FROM tools").fetchone()[0]
             or tx.execute("SELECT COUNT(*) FROM audit").fetchone()[0]
         ):
-            raise LibraryError(f"The target library {target.display} is not empty; migrate only into a new library.")
+            raise LibraryNotEmptyError(target.display)
         tx.executemany(_insert(_TOOL_COLUMNS, "tools"), [tuple(r[c] for c in _TOOL_COLUMNS) for r in rows["tools"]])
         versions = rows["versions"]
         tx.executemany(_insert(_VERSION_COLUMNS, "versions"), [tuple(r[c] for c in _VERSION_COLUMNS) for r in versions])

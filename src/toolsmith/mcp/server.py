@@ -49,7 +49,7 @@ from toolsmith import __version__
 from toolsmith.calls import FailureKind, Outcome
 from toolsmith.config import Settings
 from toolsmith.config.providers import ProviderConfig
-from toolsmith.errors import ConfigError, LibraryError, SandboxUnavailableError, ToolNotFoundError
+from toolsmith.errors import ConfigError, LibraryError, SandboxUnavailableError, TaskTooLongError, ToolNotFoundError
 from toolsmith.library import Status, ToolLibrary, ToolVersion
 from toolsmith.library.schema import argument_problems
 from toolsmith.mcp.auth import HttpAuth, StaticTokenVerifier, auth_settings, resolve_auth
@@ -449,6 +449,10 @@ async def _solve(solver: TaskSolver, arguments: dict[str, Any]) -> types.CallToo
     if problems or not isinstance(task, str) or not task.strip():
         detail = "; ".join(problems) or "the task must not be empty"
         return refusal(f"Bad arguments for {SOLVE_TASK}: {detail}.", FailureKind.BAD_ARGUMENTS)
+    try:
+        solver.settings.check_task(task)
+    except TaskTooLongError as exc:
+        return refusal(str(exc), FailureKind.BAD_ARGUMENTS)
     async with solver.lock:
         try:
             return await anyio.to_thread.run_sync(solver.solve, task)

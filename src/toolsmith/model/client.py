@@ -27,7 +27,7 @@ from typing import Any
 import httpx
 import openai
 
-from toolsmith.config.providers import LOCAL_PLACEHOLDER_KEY, ProviderConfig
+from toolsmith.config.providers import LOCAL_PLACEHOLDER_KEY, ProviderConfig, is_loopback_url
 from toolsmith.errors import ModelConfigError, ModelError, ModelResponseError, ModelRetryExhausted, ModelTimeoutError
 from toolsmith.model.ban import check_endpoint_allowed
 from toolsmith.model.completion import DETAIL_LIMIT, parse_completion, read_body, redact
@@ -63,14 +63,23 @@ RETRY_SETTING = "model.retry_total_s (TOOLSMITH_MODEL_RETRY_TOTAL_S)"
 ATTEMPTS_SETTING = "model.max_attempts (TOOLSMITH_MODEL_MAX_ATTEMPTS)"
 
 
-class _Transient(Exception):
-    """One failed attempt worth another try: why, and the provider's Retry-After."""
+# A model server on this machine that refuses connections is not running (a restart is
+# over within seconds); retrying it for the whole retry budget only delays the hint.
+LOOPBACK_REFUSED_S = 3.0
 
-    def __init__(self, reason: str, retry_after: float | None = None, *, reached: bool = True) -> None:
+
+class _Transient(Exception):
+    """One failed attempt worth another try: why, and the provider's Retry-After.
+    ``refused_here``: a server on this machine refused the connection."""
+
+    def __init__(
+        self, reason: str, retry_after: float | None = None, *, reached: bool = True, refused_here: bool = False
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.retry_after = retry_after
         self.reached = reached
+        self.refused_here = refused_here
 
 
 class ChatModel:
@@ -174,16 +183,29 @@ class ChatModel:
             # Refused or unresolvable: the endpoint was never reached. A connection dropped
             # after the request went out was reached, and only answered badly.
             reached = not isinstance(exc.__cause__, _NOT_CONNECTED)
-            raise _Transient(f"connection failed: {self._detail(exc.__cause__ or exc)}", reached=reached) from None
+            refused_here = not reached and _refused(exc) and is_loopback_url(self.base_url)
+            reason = f"connection failed: {self._detail(exc.__cause__ or exc)}"
+            raise _Transient(reason, reached=reached, refused_here=refused_here) from None
 
     def _before_retry(self, attempt: int, started: float, failure: _Transient) -> None:
         elapsed = self._clock() - started
         verdict = self.retry.next_delay(attempt, elapsed, failure.retry_after, self._rng)
+        if failure.refused_here and (isinstance(verdict, Stop) or elapsed + verdict > LOOPBACK_REFUSED_S):
+            raise self._nothing_listening(attempt, elapsed)
         if isinstance(verdict, Stop):
             raise self._exhausted(verdict, attempt, elapsed, failure)
         if self.on_retry is not None:
             self.on_retry(attempt, verdict, failure.reason)
         self._sleep(verdict)
+
+    def _nothing_listening(self, attempt: int, elapsed: float) -> ModelConfigError:
+        variable = self.config.url_variable or "LLM_BASE_URL"
+        return ModelConfigError(
+            f"Nothing is listening at {self.base_url}: the connection was refused ({attempt} attempt(s) in "
+            f"{elapsed:.1f}s). Start the model server there, or point {variable} at one that runs; "
+            f"`toolsmith doctor` checks the endpoint.",
+            setting=variable,
+        )
 
     def _exhausted(self, why: Stop, attempt: int, elapsed: float, failure: _Transient) -> ModelRetryExhausted:
         tried = f"{attempt} attempt(s) in {elapsed:.1f}s"
@@ -331,6 +353,18 @@ class ChatModel:
         secret = self.config.api_key if self.config.key_present else None
         text = redact(" ".join(text.split()), secret)
         return text if len(text) <= DETAIL_LIMIT else text[:DETAIL_LIMIT] + "..."
+
+
+def _refused(exc: BaseException) -> bool:
+    """True when a refused connection (nothing listens at the port) lies behind ``exc``."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ConnectionRefusedError):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def _error_code(exc: openai.APIStatusError) -> str | None:

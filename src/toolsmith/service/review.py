@@ -85,7 +85,8 @@ def approve(
     actor: str,
     evidence: Evidence | None = None,
 ) -> Decision:
-    """Make a version active (default: the tool's newest pending one); the served one retires.
+    """Make a version active (default: the tool's newest pending one, else its only quarantined
+    one); the served one retires.
 
     ``evidence`` (see :mod:`toolsmith.service.evidence`) is recorded with the approval in
     the same transaction; evidence of failing tests, or of another version, refuses it.
@@ -179,14 +180,25 @@ def _target(library: ToolLibrary, action: str, name: str, version: int | None) -
                 f"{name} has no active version to quarantine ({shown.ref} is {shown.status.value}).", name=name
             )
         return served
-    pending = [v for v in library.history(name) if v.status is Status.PENDING]
-    if not pending:
-        shown = library.get(name)
+    history = library.history(name)
+    pending = [v for v in history if v.status is Status.PENDING]
+    if pending:
+        return pending[-1]
+    # Re-admitting a quarantined tool by its name: unambiguous when one version is quarantined.
+    quarantined = [v for v in history if v.status is Status.QUARANTINED] if action == APPROVE else []
+    if len(quarantined) == 1:
+        return quarantined[0]
+    shown = library.get(name)
+    if quarantined:
+        refs = ", ".join(v.ref for v in quarantined)
         raise ReviewError(
-            f"{name} has no version pending review ({shown.ref} is {shown.status.value}); "
-            f"name a version as {name}@N to {action} it.", name=name,
+            f"{name} has no version pending review and {len(quarantined)} quarantined ({refs}); "
+            f"name one as {name}@N to {action} it.", name=name,
         )  # fmt: skip
-    return pending[-1]
+    raise ReviewError(
+        f"{name} has no version pending review ({shown.ref} is {shown.status.value}); "
+        f"name a version as {name}@N to {action} it.", name=name,
+    )  # fmt: skip
 
 
 def _wrong_state(action: str, tool: ToolVersion) -> str:

@@ -131,8 +131,9 @@ class Shaped:
 def shape(text: str, max_chars: int, *, section: str | None = None, offset: int | None = None) -> Shaped:
     """The cleaned text within ``max_chars``: one section, from an offset, or preferred first.
 
-    Without ``section`` or ``offset`` a text that fits comes whole and in order; a longer
-    one comes as its introduction and the sections that fit, install and usage first.
+    Without ``section`` or ``offset`` (or with a ``section`` no title matches) a text that
+    fits comes whole and in order; a longer one comes as its introduction and the sections
+    that fit, install and usage first.
     """
     cleaned = clean(text)
     parts = sections(cleaned)
@@ -142,7 +143,15 @@ def shape(text: str, max_chars: int, *, section: str | None = None, offset: int 
     if removed > 200:
         notes.append(f"Dropped {removed} characters of badges, link lists and comments.")
     if section:
-        return _one_section(parts, section, max_chars, notes, titles)
+        chosen = _one_section(parts, section, max_chars, notes, titles)
+        if chosen is not None:
+            return chosen
+        # An empty answer reads like a page without docs and costs the model a call: give the
+        # page as a first read would, usage first, and say so.
+        notes.append(
+            f"No section is titled like {section!r}, so this is the page with its install and usage "
+            "sections first; the sections are listed in 'sections'."
+        )
     if offset is not None or len(cleaned) <= max_chars or not titles:
         return _window(cleaned, max(offset or 0, 0), max_chars, notes, titles)
     return _preferred_first(parts, max_chars, notes, titles, len(cleaned))
@@ -153,12 +162,14 @@ def shape_window(text: str, max_chars: int, offset: int | None = None) -> Shaped
     return _window(text, max(offset or 0, 0), max_chars, [], [])
 
 
-def _one_section(parts: list[Section], wanted: str, max_chars: int, notes: list[str], titles: list[str]) -> Shaped:
+def _one_section(
+    parts: list[Section], wanted: str, max_chars: int, notes: list[str], titles: list[str]
+) -> Shaped | None:
+    """The sections whose titles contain ``wanted``; None when no title does."""
     key = wanted.strip().lower()
     found = [p for p in parts if p.title and key in p.title.lower()]
     if not found:
-        notes.append(f"No section titled like {wanted!r}; the sections are listed in 'sections'.")
-        return Shaped("", notes, titles, False)
+        return None
     text = "\n\n".join(p.text for p in found)
     cut = len(text) > max_chars
     if cut:

@@ -216,7 +216,7 @@ def _store(ctx: TaskContext, spec: ToolSpec, gate: dict[str, Any]) -> ToolVersio
     status = Status.PENDING if ctx.settings.review == "required" else Status.ACTIVE
     provenance = Provenance(
         task=ctx.task,
-        model=ctx.model_name,
+        model=ctx.served_model or ctx.model_name,  # the served model, which a local server may choose
         sources=_sources(ctx, spec),
         created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         session_id=ctx.session_id,
