@@ -29,6 +29,7 @@ clients, which on this shared machine says more than the wall clock does.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import shutil
@@ -335,9 +336,10 @@ def report(figures: dict[str, Any], args: argparse.Namespace) -> bool:
     )
     for label, run in (("without faults", clean), ("with faults", faulty)):
         per_call = {k: v / len(run["samples"]) * 1000 for k, v in run["cpu"].items()}
+        workers_gone = math.isnan(per_call["workers"])
         print(
             f"CPU per good call {label}: server {per_call['server']:.1f} ms, "
-            f"sandbox workers {per_call['workers']:.1f} ms (nan: workers came and went), "
+            f"sandbox workers {per_call['workers']:.1f} ms{' (workers came and went)' if workers_gone else ''}, "
             f"the official clients {per_call['clients']:.1f} ms"
         )
     print("fault calls during the faulty run: " + ", ".join(f"{k} {v}" for k, v in sorted(faulty["faults"].items())))
