@@ -263,3 +263,16 @@ class Outcome:
             notes=notes,
             summary=summary,
         )
+
+
+def preview(value: object, limit: int = 160) -> str:
+    """The start of ``value``'s JSON, at most about ``limit`` characters, encoded only that far
+    (a 7.5 MB result need not be encoded whole for a one-line summary)."""
+    chunks: list[str] = []
+    size = 0
+    for chunk in json.JSONEncoder(ensure_ascii=False, default=str).iterencode(value):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            return "".join(chunks)[: limit - 1] + "…"
+    return "".join(chunks)

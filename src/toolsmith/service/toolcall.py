@@ -21,13 +21,12 @@ Whoever calls, a call goes the same way, so a tool is judged the same wherever i
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from toolsmith.calls import Blame, FailureKind, Note, NoteKind, Outcome
+from toolsmith.calls import Blame, FailureKind, Note, NoteKind, Outcome, preview
 from toolsmith.isolation import ToolCallResult
 from toolsmith.library import ToolLibrary, ToolVersion, UsageStats
 from toolsmith.library import testcases as tooltests
@@ -98,7 +97,7 @@ class StoredCall:
         data: dict[str, Any] = {"tool": tool.name, "version": tool.version}
         if run.ok:
             data.update(result=run.value, source=source_line(tool))
-            return Outcome.success(data, summary=json.dumps(run.value, ensure_ascii=False, default=str))
+            return Outcome.success(data, summary=preview(run.value))
         data["source"] = source_line(tool)
         if run.traceback:
             data["traceback"] = run.traceback[-TRACEBACK_CHARS:]
