@@ -495,6 +495,7 @@ def test_stdio_serves_a_postgres_library(tmp_path: Path) -> None:
         with ToolLibrary.open(settings) as library:
             store(library, settings, days_spec())
             store(library, settings, divide_spec())
+            library.add(feed_spec(), provenance=Provenance(task="mcp test", origin="test"), gate={"ok": True})
         env = {**server_env(tmp_path / "server-machine"), "TOOLSMITH_LIBRARY_URL": url}
         params = StdioServerParameters(command=sys.executable, args=["-m", "toolsmith", "mcp"], env=env)
         changes = Changes()

@@ -93,6 +93,7 @@ SKIP: dict[str, str] = {
     "python bench/search.py": "a benchmark",
     "python bench/search.py --backend postgresql": "a benchmark",
     "python bench/sandbox.py": "a benchmark",
+    "python bench/serve.py": "a benchmark",
     "python bench/agent.py": "a benchmark",
     "python bench/packages.py": "a benchmark",
     "python bench/model.py": "a benchmark",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from library_backends import BACKENDS, library_target
 from runner_helpers import ScriptedRunner
 from toolsmith.errors import InstallError, ReviewError, ToolNotFoundError
 from toolsmith.isolation import FailureKind, ToolCallResult
@@ -274,3 +275,28 @@ def test_install_failures_are_not_quarantined(lib: ToolLibrary) -> None:
     assert not check.ok and not check.quarantined and "tools sync" in str(check.note)
     # The machine's failure says nothing about the tool: not even recorded against it.
     assert lib.get("shout", 1).status is Status.ACTIVE and lib.get("shout", 1).stats.failures == 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_readmitting_a_quarantined_tool_restarts_its_failures_in_a_row(backend: str, tmp_path: Path) -> None:
+    """Three failures quarantine; after a person re-admits, one more failure does not (issue #22 §6)."""
+    with library_target(backend, tmp_path) as url, ToolLibrary(url) as library:
+        library.add(SPEC, provenance=PROV, gate=GATE)
+        for _ in range(3):
+            stats, quarantined = library.record_call_and_quarantine(
+                "shout", 1, ok=False, latency_ms=1.0, error="boom", quarantine_after=3, actor="mcp"
+            )
+        assert quarantined and stats.consecutive_failures == 3
+        assert library.get("shout", 1).status is Status.QUARANTINED
+
+        decision = rv.approve(library, "shout", 1, actor="user:alice", reason="fixed upstream")
+        assert decision.tool.status is Status.ACTIVE
+        stats = library.get("shout", 1).stats
+        assert (stats.calls, stats.failures, stats.consecutive_failures) == (3, 3, 0)  # totals kept
+        assert library.audit_log("shout")[-1].details["cleared_consecutive_failures"] == 3
+
+        stats, quarantined = library.record_call_and_quarantine(
+            "shout", 1, ok=False, latency_ms=1.0, error="boom", quarantine_after=3, actor="mcp"
+        )
+        assert not quarantined and stats.consecutive_failures == 1
+        assert library.served("shout") is not None

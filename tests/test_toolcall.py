@@ -59,7 +59,7 @@ def call(lib: ToolLibrary, runner: Any, args: dict[str, Any], **policy: Any) -> 
 
 def test_every_failure_kind_names_whose_fault_it_is() -> None:
     by_blame = {blame: {k.value for k in FailureKind if k.blame is blame} for blame in Blame}
-    assert by_blame[Blame.CALLER] == {"bad_arguments", "unknown_tool", "not_active", "refused"}
+    assert by_blame[Blame.CALLER] == {"bad_arguments", "unknown_tool", "not_active", "refused", "busy"}
     assert by_blame[Blame.MACHINE] == {"sandbox", "sandbox_unavailable", "install", "library_error", "agent_error"}
     assert {"exception", "import", "timeout", "killed", "not_json", "empty"} <= by_blame[Blame.TOOL]
     assert FailureKind.parse("made up by a tool") is FailureKind.EXCEPTION
@@ -187,3 +187,12 @@ def test_the_toolbox_passes_coerced_arguments_and_keeps_the_models(tmp_path: Pat
         assert asked == [3]  # the meta-tool got the number the schema asks for
         called = r.of_type("tool_called")[-1]
         assert called.call.arguments == {"query": "dates", "num_results": "3"}  # the record keeps what was sent
+
+
+def test_a_large_result_is_summarised_from_its_first_characters_only() -> None:
+    from toolsmith.calls import preview
+
+    big = {"rows": [{"i": i, "text": "x" * 50} for i in range(50_000)]}
+    line = preview(big)
+    assert line.startswith('{"rows": [{"i": 0') and line.endswith("…") and len(line) == 160
+    assert preview({"days": 60}) == '{"days": 60}'

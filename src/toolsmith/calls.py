@@ -54,6 +54,7 @@ class FailureKind(str, Enum):
     UNKNOWN_TOOL = "unknown_tool"  # no tool of that name
     NOT_ACTIVE = "not_active"  # the tool exists but is pending, quarantined or retired
     REFUSED = "refused"  # a guard refused the call before it ran
+    BUSY = "busy"  # the tool is failing and a call of it is already running: this one did not run
     # the machine
     SANDBOX = "sandbox"  # the sandbox could not be set up for this run
     SANDBOX_UNAVAILABLE = "sandbox_unavailable"  # no sandbox backend works on this machine
@@ -84,7 +85,9 @@ class FailureKind(str, Enum):
             return cls.EXCEPTION
 
 
-_CALLER = frozenset({FailureKind.BAD_ARGUMENTS, FailureKind.UNKNOWN_TOOL, FailureKind.NOT_ACTIVE, FailureKind.REFUSED})
+_CALLER = frozenset(
+    {FailureKind.BAD_ARGUMENTS, FailureKind.UNKNOWN_TOOL, FailureKind.NOT_ACTIVE, FailureKind.REFUSED, FailureKind.BUSY}
+)
 _MACHINE = frozenset(
     {
         FailureKind.SANDBOX,
@@ -260,6 +263,19 @@ class Outcome:
             notes=notes,
             summary=summary,
         )
+
+
+def preview(value: object, limit: int = 160) -> str:
+    """The start of ``value``'s JSON, at most about ``limit`` characters, encoded only that far
+    (a 7.5 MB result need not be encoded whole for a one-line summary)."""
+    chunks: list[str] = []
+    size = 0
+    for chunk in json.JSONEncoder(ensure_ascii=False, default=str).iterencode(value):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            return "".join(chunks)[: limit - 1] + "…"
+    return "".join(chunks)
 
 
 # Imported here, beside the JSON and transcript types below, which alone use them.

@@ -52,7 +52,7 @@ class Caller:
 def call(request: pytest.FixtureRequest, settings: Settings) -> Iterator[Caller]:
     if not bwrap.probe()[0]:
         pytest.skip("bwrap unavailable")
-    sandbox = Sandbox(replace(settings, warm_workers=2), backend=bwrap.BwrapBackend())
+    sandbox = Sandbox(replace(settings, warm_workers=2, warm_per_tool=1), backend=bwrap.BwrapBackend())
     yield Caller(sandbox, warm=request.param == "warm")
     sandbox.close()
 

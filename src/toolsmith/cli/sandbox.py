@@ -152,7 +152,7 @@ def describe_command(
     warm = report["warm"]
     typer.echo(
         f"warm:      {'up to ' + str(warm['workers']) + ' workers' if warm['active'] else 'off'}"
-        f" (sandbox.warm_workers = {warm['workers']}, idle {warm['idle_s']:g} s)"
+        f" (sandbox.warm_workers = {warm['workers']}, {warm['per_tool']} per tool, idle {warm['idle_s']:g} s)"
     )
     for name, info in report["cgroups"].items():
         typer.echo(

@@ -150,7 +150,11 @@ class Settings:
     )
     limits: Limits = group(Limits, "sandbox")
     warm_workers: int = setting(
-        4, "sandbox.warm_workers", Whole(0), "warm tool workers kept per process (0: every call runs cold)"
+        8, "sandbox.warm_workers", Whole(0), "warm tool workers kept per process (0: every call runs cold)"
+    )
+    warm_per_tool: int = setting(
+        2, "sandbox.warm_per_tool", Whole(1),
+        "warm workers one tool may have, for concurrent calls (more callers wait for a free one)",
     )
     warm_idle_s: float = setting(
         300.0, "sandbox.warm_idle_s", Number(), "seconds a warm worker may idle before it stops"

@@ -42,6 +42,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import IO
 
@@ -340,7 +341,8 @@ def spawn(backend: BwrapBackend, job: Job, *, stdin: int, stderr: IO[bytes]) -> 
     installs no second seccomp filter here: the worker must still signal the processes
     a call leaves behind, and it installs that filter in each call's child itself.
     """
-    return launch(job_plan(job, backend.bwrap, guard=None), stdin=stdin, stdout=subprocess.DEVNULL, stderr=stderr)
+    plan = replace(job_plan(job, backend.bwrap, guard=None), kind="warm")
+    return launch(plan, stdin=stdin, stdout=subprocess.DEVNULL, stderr=stderr)
 
 
 def probe(bwrap: str | None = None, *, refresh: bool = False) -> tuple[bool, str]:

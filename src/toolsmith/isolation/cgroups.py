@@ -11,6 +11,15 @@ process joins it in its pre-exec hook, before the sandboxed program exists, so n
 can escape. When the run ends everything still in the group is killed and the group
 removed.
 
+Runs do not sit directly in our cgroup: all of a process's runs share one parent,
+``toolsmith-<pid>-runs``, with a ``warm`` group for warm tool workers and a ``cold``
+group for everything else (:func:`runs_parent`). Each run's own quota caps that run, but
+without the parent nothing capped them all together: a misbehaving tool's runs (a
+hundred in flight, each within its limits) took every core from the server and from the
+other tools. The parent's CPU quota leaves half a core to the host whatever the runs do;
+within it the ``warm`` group weighs twice the ``cold`` one, so stored-tool calls keep
+their share when cold runs pile up.
+
 When cgroups are not writable (a normal user, a locked-down container) runs go ahead
 without them and :func:`support` says why; non-root users get ``RLIMIT_NPROC`` enforced
 by the kernel instead.
@@ -18,10 +27,12 @@ by the kernel instead.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import itertools
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -36,6 +47,14 @@ PIDS_SLACK = 8
 MEMORY_SLACK_MB = 64
 _KILL_ROUNDS_S = 2.0
 _counter = itertools.count()
+# The runs' parent: its quota leaves the host this much of one core. Its weight (v1 shares)
+# is two plain processes': a lower one slows every run whenever the machine is busy with
+# anything else, and the quota, not the weight, is what keeps the host's headroom.
+# Within it, warm workers weigh twice what cold runs do.
+HOST_RESERVE_CORES = 0.5
+PARENT_SHARES = 2048
+KIND_SHARES = {"warm": 2048, "cold": 1024}
+RUN_KINDS = tuple(KIND_SHARES)
 
 
 @dataclass(frozen=True)
@@ -173,11 +192,15 @@ def _writable(name: str, version: int, here: Path, reasons: list[str]) -> Contro
 
 
 def _sweep_stale(here: Path) -> None:
-    """Remove empty run cgroups left behind by toolsmith processes that died."""
+    """Remove empty run cgroups (and runs' parents) left behind by toolsmith processes that died."""
     with contextlib.suppress(OSError):
         for child in here.glob("toolsmith-*-*"):
             owner = child.name.split("-")[-2]
             if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+                for kind in RUN_KINDS if child.name.endswith("-runs") else ():
+                    _sweep_stale(child / kind)
+                    with contextlib.suppress(OSError):
+                        (child / kind).rmdir()
                 with contextlib.suppress(OSError):
                     child.rmdir()
 
@@ -209,14 +232,20 @@ class RunCgroup:
     killed_leftovers: int = 0
 
     @classmethod
-    def create(cls, limits: Limits, controllers: dict[str, Controller] | None = None) -> RunCgroup:
-        """Make this run's cgroups with their limits set. Missing controllers are skipped."""
+    def create(
+        cls, limits: Limits, controllers: dict[str, Controller] | None = None, *, kind: str = "cold"
+    ) -> RunCgroup:
+        """Make this run's cgroups, under the runs' ``kind`` group, with their limits set.
+
+        Missing controllers are skipped; where the runs' parent cannot be made, the run's
+        group sits directly in our own, as before there was a parent.
+        """
         run = cls()
         tag = f"toolsmith-{os.getpid()}-{next(_counter)}"
         for ctl in (controllers if controllers is not None else support()).values():
             if ctl.parent is None or ctl.version is None:
                 continue
-            path = ctl.parent / tag
+            path = runs_parent(ctl, kind) / tag
             try:
                 path.mkdir()
             except OSError:
@@ -268,6 +297,76 @@ class RunCgroup:
                 self.oom_killed = _oom_happened(version, path)
             _remove(path)
             del self.dirs[name]
+
+
+_parents: dict[tuple[str, str], Path] = {}
+_parents_lock = threading.Lock()
+
+
+def runs_parent(ctl: Controller, kind: str = "cold") -> Path:
+    """The group a run of ``kind`` (``warm`` or ``cold``) is made in, created on first use.
+
+    ``<our cgroup>/toolsmith-<pid>-runs/<kind>``, set up once per process; our own cgroup
+    when that cannot be made (then runs are capped one by one only).
+    """
+    assert ctl.parent is not None and ctl.version is not None and kind in KIND_SHARES
+    key = (ctl.name, kind)
+    with _parents_lock:
+        if key not in _parents:
+            _parents[key] = _make_parent(ctl.name, ctl.version, ctl.parent, kind)
+        return _parents[key]
+
+
+def _make_parent(name: str, version: int, here: Path, kind: str) -> Path:
+    top = here / f"toolsmith-{os.getpid()}-runs"
+    try:
+        fresh = _ensure(top)
+        if fresh:
+            _configure_parent(name, version, top, shares=PARENT_SHARES, quota=True)
+        group = top / kind
+        if _ensure(group):
+            _configure_parent(name, version, group, shares=KIND_SHARES[kind], quota=False)
+    except OSError:
+        return here
+    if fresh:
+        atexit.register(_remove_parent, top)
+    return group
+
+
+def _ensure(path: Path) -> bool:
+    """Make ``path``; True when this call made it."""
+    try:
+        path.mkdir()
+    except FileExistsError:
+        return False
+    return True
+
+
+def _configure_parent(name: str, version: int, path: Path, *, shares: int, quota: bool) -> None:
+    """A parent's CPU weight and (for the top one) its quota; v2 also hands the controller down."""
+    if version == 2:
+        (path / "cgroup.subtree_control").write_text(f"+{name}")
+    if name != "cpu":
+        return
+    cores = os.cpu_count() or 1
+    total = max(int((cores - HOST_RESERVE_CORES) * CPU_PERIOD_US), 1000) if quota and cores > 1 else None
+    if version == 2:
+        (path / "cpu.weight").write_text(str(max(1, shares * 100 // 1024)))
+        if total is not None:
+            (path / "cpu.max").write_text(f"{total} {CPU_PERIOD_US}")
+        return
+    (path / "cpu.shares").write_text(str(shares))
+    if total is not None:
+        (path / "cpu.cfs_period_us").write_text(str(CPU_PERIOD_US))
+        (path / "cpu.cfs_quota_us").write_text(str(total))
+
+
+def _remove_parent(top: Path) -> None:
+    for kind in RUN_KINDS:
+        with contextlib.suppress(OSError):
+            (top / kind).rmdir()
+    with contextlib.suppress(OSError):
+        top.rmdir()
 
 
 def cpu_quota_us(limits: Limits, cpu_count: int | None = None) -> int:

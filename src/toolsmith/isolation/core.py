@@ -28,11 +28,11 @@ from toolsmith.isolation.warm import (
     WarmWorker,
     WorkerGone,
     WorkerKey,
-    WorkerPool,
     code_key,
     env_stamp,
     worker_job,
 )
+from toolsmith.isolation.warm_pool import WorkerPool
 
 if TYPE_CHECKING:
     from toolsmith.config import Settings
@@ -101,8 +101,9 @@ class Isolation:
 
         A sandbox that cannot be built comes back as a failed result with
         ``FailureKind.SANDBOX``. ``warm`` serves the call from a warm worker
-        (:mod:`toolsmith.isolation.warm`) where the backend is bwrap and the pool has room;
-        otherwise, or when no worker can be had, it runs cold.
+        (:mod:`toolsmith.isolation.warm_pool`) where the backend is bwrap and the pool has
+        room, waiting a moment for a busy one of the same tool; otherwise, or when no worker
+        can be had, it runs cold.
         """
         backend = self.backend
         outcome = self._warm_call(code, args, network, timeout_s) if warm else None
@@ -121,7 +122,8 @@ class Isolation:
     def warm(self) -> WorkerPool:
         """The warm worker pool (created on first use)."""
         if self._warm is None:
-            self._warm = WorkerPool(self.settings.warm_workers, self.settings.warm_idle_s)
+            settings = self.settings
+            self._warm = WorkerPool(settings.warm_workers, settings.warm_idle_s, per_tool=settings.warm_per_tool)
         return self._warm
 
     def retire_warm(self, keep_codes: Iterable[str]) -> int:
@@ -152,11 +154,12 @@ class Isolation:
             spec = worker_job(workdir, job.python, job.env_prefix, job.limits, job.network)
             return WarmWorker.start(backend, spec, key, code, startup_s=job.limits.timeout_s)
 
+        limits = self.settings.limits.with_timeout(timeout_s)
         try:
-            with self.warm.checkout(key, start) as worker:
+            with self.warm.checkout(key, start, patience_s=limits.timeout_s) as worker:
                 if worker is None:
                     return None
-                return worker.call(args, self.settings.limits.with_timeout(timeout_s))
+                return worker.call(args, limits)
         except (WorkerGone, OSError, SandboxError):
             return None  # nothing ran: the cold path reports what is wrong, the same way as ever
 

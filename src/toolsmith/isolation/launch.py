@@ -104,6 +104,8 @@ class LaunchPlan:
     and sets the program's inside). ``rlimits`` false leaves the rlimits alone (an
     installer has only its cgroup: a source build may take minutes of CPU).
     ``before_exec`` is one more pre-exec step of the caller's, run after joining the cgroups.
+    ``kind`` is the group of the runs' parent cgroup it runs under (``warm`` or ``cold``,
+    see :func:`~toolsmith.isolation.cgroups.runs_parent`).
     """
 
     command: tuple[str, ...]
@@ -113,6 +115,7 @@ class LaunchPlan:
     env: Mapping[str, str] = field(default_factory=dict)
     rlimits: bool = True
     before_exec: Hook | None = None
+    kind: str = "cold"
 
 
 @dataclass
@@ -148,7 +151,7 @@ def launch(plan: LaunchPlan, *, stdin: Stream, stdout: Stream, stderr: Stream) -
     confinement = plan.bwrap.confinement if plan.bwrap is not None else None
     argv, fds, status = _argv(plan)
     try:
-        cgroup = RunCgroup.create(plan.limits)
+        cgroup = RunCgroup.create(plan.limits, kind=plan.kind)
         try:
             rlimits = None
             if plan.rlimits:

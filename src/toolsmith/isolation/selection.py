@@ -109,6 +109,7 @@ def describe(settings: Settings) -> dict[str, Any]:
         # Stored-tool calls served by warm workers (see toolsmith.isolation.warm): bwrap only.
         "warm": {
             "workers": settings.warm_workers,
+            "per_tool": settings.warm_per_tool,
             "idle_s": settings.warm_idle_s,
             "active": active == "bwrap" and settings.warm_workers > 0 and seccomp.guard_program((1, 2)) is not None,
         },

@@ -9,18 +9,15 @@ then serves calls. What keeps calls apart inside it is described in
 an extra seccomp guard, a non-dumpable worker, and after every call all other processes
 killed and every writable place emptied.
 
-:class:`WorkerPool` owns the workers: started lazily, reused, reaped after
-``sandbox.warm_idle_s`` of idleness, at most ``sandbox.warm_workers`` of them (the least
-recently used idle one makes room), all stopped on :meth:`WorkerPool.close` and at exit.
-A worker is keyed by its code's hash and its package environment's stamp, so a new
-version or a ``tools sync`` gets a new worker; :meth:`WorkerPool.retire` stops those
-whose code is no longer served (a quarantine). A worker busy with another call is not
-waited for: the caller runs that call cold.
+:mod:`toolsmith.isolation.warm_pool` owns the workers. A worker serves one call at a
+time (its calls share the sandbox's writable places, emptied between them); concurrent
+calls of one tool get more workers of it. After a call the worker resets and forks the
+next call's child, then says it is ready (:meth:`WarmWorker.ready_now`), so the pool can
+pick a worker that is not still resetting.
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import hashlib
 import json
@@ -33,8 +30,7 @@ import socket
 import tempfile
 import threading
 import time
-import weakref
-from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
@@ -57,6 +53,23 @@ _GRACE_S = 0.25
 _REPLY_SLACK_S = 5.0
 # The worker itself lives across many calls: its own CPU limit must not end it early.
 _WORKER_CPU_S = 24 * 3600
+
+
+# bwrap's --die-with-parent is the kernel's parent-death signal, which follows the *thread*
+# that started it: a worker started from a short-lived thread (an anyio worker thread that
+# idles out, a background start) would be killed when that thread ends. Workers are
+# started from one thread per process, which lives as long as the process (a forked
+# child gets its own: the parent's thread does not exist there).
+_launchers: dict[int, ThreadPoolExecutor] = {}
+_launchers_lock = threading.Lock()
+
+
+def _launcher() -> ThreadPoolExecutor:
+    with _launchers_lock:
+        pid = os.getpid()
+        if pid not in _launchers:
+            _launchers[pid] = ThreadPoolExecutor(max_workers=1, thread_name_prefix="toolsmith-warm-launch")
+        return _launchers[pid]
 
 
 def env_stamp(prefix: Path | None) -> str:
@@ -100,15 +113,20 @@ class WarmWorker:
     def __init__(self, backend: BwrapBackend, job: Job, key: WorkerKey) -> None:
         self.key = key
         self.job = job
-        self.lock = threading.Lock()
+        self.busy = False  # held for a call (set and cleared by the pool, under its lock)
         self.last_used = 0.0
         self.calls = 0
         self.retired = False
-        self._owed = False  # the previous call's exit report is still to be read
+        self.start_s = 0.0  # how long the start took: what a cold call of this tool costs at least
+        self._closing = threading.Lock()
+        self._closed = False
+        # Messages of the previous call still to be read: its exit report (when the result came
+        # first) and the worker's word that it is ready again (or that it retired).
+        self._owed = 0
         self._stderr: IO[bytes] = tempfile.TemporaryFile(prefix="toolsmith-worker-")  # noqa: SIM115
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            started = spawn(backend, job, stdin=theirs.fileno(), stderr=self._stderr)
+            started = _launcher().submit(spawn, backend, job, stdin=theirs.fileno(), stderr=self._stderr).result()
             self.proc, self.cgroup = started.proc, started.cgroup
         except BaseException:
             self.sock.close()
@@ -128,9 +146,11 @@ class WarmWorker:
         (job.workdir / FILTER_FILE).write_bytes(guard)
         source = Path(__file__).with_name("worker_main.py").read_text(encoding="utf-8")
         (job.workdir / WORKER_SCRIPT).write_text(source, encoding="utf-8")
+        began = time.monotonic()
         worker = cls(backend, job, key)
         try:
-            ready = worker._receive(time.monotonic() + startup_s)
+            ready = worker._receive(began + startup_s)
+            worker.start_s = time.monotonic() - began
             if not ready.get("ready") or ready.get("pid") != WORKER_PID:
                 raise WorkerGone(str(ready.get("error") or f"unexpected start reply {ready!r}"))
         except BaseException:
@@ -180,14 +200,29 @@ class WarmWorker:
             call.close()
 
     def _settle(self, deadline: float) -> None:
-        """Read the previous call's exit report, or the worker's notice that it retired."""
-        if not self._owed:
-            return
-        report = self._receive(deadline)
-        self._owed = False
-        if report.get("retired"):
+        """Read what the previous call still owes: its exit report, then ready (or retired)."""
+        while self._owed:
+            self._take(self._receive(deadline))
+
+    def ready_now(self) -> bool:
+        """Whether the worker is ready for a call without waiting (reads only what is there)."""
+        try:
+            while self._owed and select.select([self.sock], [], [], 0)[0]:
+                message = self.sock.recv(_MAX_MESSAGE)
+                if not message:
+                    self.retired = True
+                    return False
+                self._take(dict(json.loads(message)))
+        except (OSError, ValueError, WorkerGone):
+            self.retired = True
+            return False
+        return not self._owed
+
+    def _take(self, message: dict[str, Any]) -> None:
+        self._owed -= 1
+        if message.get("retired"):
             self.close()
-            raise WorkerGone(f"the warm worker retired itself: {report.get('error')}")
+            raise WorkerGone(f"the warm worker retired itself: {message.get('error')}")
 
     def _collect(
         self, call: _CallPipes, data: bytes, limits: Limits, deadline: float, before: Events
@@ -201,12 +236,13 @@ class WarmWorker:
         report = _pump(call, self.sock, out, err, result, deadline)
         if report is None:
             if result:  # it wrote its answer and closed its pipes: the exit report can wait
-                self._owed = True
+                self._owed += 1
                 report = {"status": 0, "timed_out": False}
             else:
                 report = self._receive(deadline)
         if report.get("retired"):
             raise NotServed(f"the warm worker retired itself: {report.get('error')}")
+        self._owed += 1  # after the exit report, the worker says it is ready again (or retired)
         counted = self.cgroup.events().since(before)
         run = _exec_result(report, out, err, network=self.job.network)
         run = replace(run, limits_reached=reached(counted.pids_max > 0, counted.oom_kills > 0))
@@ -230,14 +266,26 @@ class WarmWorker:
         return ""
 
     def close(self) -> None:
-        """Stop the worker: close its socket, kill what is left, remove its cgroup and files."""
+        """Stop the worker: close its socket, kill what is left, remove its cgroup and files.
+
+        Once only, whoever asks (the caller that saw it fail, the pool's reaper): a second
+        ``killpg`` after the process was reaped would hit whatever process got its pid next.
+        """
+        with self._closing:
+            if self._closed:
+                return
+            self._closed = True
+            self._stop()
+
+    def _stop(self) -> None:
         self.retired = True
         with contextlib.suppress(OSError):
             self.sock.close()
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError):
-            self.proc.kill()
+        if self.proc.poll() is None:  # not reaped yet, so the pid (and group) is still this one's
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
         self.proc.wait()
         self.cgroup.close()
         with contextlib.suppress(OSError):
@@ -373,96 +421,6 @@ def _outcome(run: ExecResult, result: bytearray, limits: Limits) -> ToolCallResu
     return decode_result(result.decode("utf-8", "replace"), run, limits)
 
 
-class WorkerPool:
-    """At most ``size`` warm workers, reaped after ``idle_s``; thread-safe."""
-
-    def __init__(self, size: int, idle_s: float, *, clock: Callable[[], float] = time.monotonic) -> None:
-        self.size = size
-        self.idle_s = idle_s
-        self.clock = clock
-        self.started = 0
-        self._workers: dict[WorkerKey, WarmWorker] = {}
-        self._lock = threading.Lock()
-        _live_pools.add(self)
-
-    def __len__(self) -> int:
-        return len(self._workers)
-
-    def workers(self) -> list[WarmWorker]:
-        with self._lock:
-            return list(self._workers.values())
-
-    @contextlib.contextmanager
-    def checkout(self, key: WorkerKey, start: Callable[[], WarmWorker]) -> Iterator[WarmWorker | None]:
-        """The idle worker for ``key`` (started if missing), held for one call; None if busy or full."""
-        self.reap()
-        with self._lock:
-            worker = self._workers.get(key)
-            if worker is not None and not worker.alive:
-                del self._workers[key]
-                worker = None
-            if worker is None and not self._make_room():
-                yield None
-                return
-        if worker is None:
-            worker = start()  # outside the pool lock: an import can take a while
-            with self._lock:
-                self.started += 1
-                if key in self._workers or len(self._workers) >= self.size:
-                    taken = worker  # raced with another start: use it once, do not keep it
-                else:
-                    self._workers[key] = worker
-                    taken = None
-        else:
-            taken = None
-        if not worker.lock.acquire(blocking=False):
-            yield None
-            return
-        try:
-            yield worker
-        finally:
-            worker.last_used = self.clock()
-            worker.lock.release()
-            if taken is not None:
-                taken.close()
-            elif not worker.alive:
-                self._stop(lambda w: w is worker)
-
-    def _make_room(self) -> bool:
-        """Evict the least recently used idle worker when full (pool lock held)."""
-        if len(self._workers) < self.size:
-            return True
-        idle = [w for w in self._workers.values() if not w.lock.locked()]
-        if not idle:
-            return False
-        victim = min(idle, key=lambda w: w.last_used)
-        del self._workers[victim.key]
-        victim.close()
-        return True
-
-    def reap(self) -> int:
-        """Stop workers idle for longer than ``idle_s`` (or dead); how many were stopped."""
-        now = self.clock()
-        return self._stop(lambda w: not w.alive or (not w.lock.locked() and now - w.last_used > self.idle_s))
-
-    def retire(self, keep_codes: Iterable[str]) -> int:
-        """Stop workers whose code is not in ``keep_codes`` (sha256 hex digests)."""
-        keep = set(keep_codes)
-        return self._stop(lambda w: w.key.code not in keep)
-
-    def close(self) -> None:
-        self._stop(lambda w: True)
-
-    def _stop(self, doomed: Callable[[WarmWorker], bool]) -> int:
-        with self._lock:
-            stopping = [w for w in self._workers.values() if doomed(w)]
-            for worker in stopping:
-                del self._workers[worker.key]
-        for worker in stopping:
-            worker.close()
-        return len(stopping)
-
-
 def worker_job(workdir: Path, python: Path, env_prefix: Path | None, limits: Limits, network: bool) -> Job:
     """The worker's job: the cold run's, with a CPU limit for the worker's whole life."""
     return Job(
@@ -473,12 +431,3 @@ def worker_job(workdir: Path, python: Path, env_prefix: Path | None, limits: Lim
         limits=replace(limits, cpu_s=max(limits.cpu_s, _WORKER_CPU_S)),
         network=network,
     )
-
-
-_live_pools: weakref.WeakSet[WorkerPool] = weakref.WeakSet()
-
-
-@atexit.register
-def _close_all() -> None:
-    for pool in list(_live_pools):
-        pool.close()

@@ -20,7 +20,8 @@ result, not even in freed buffers.
   namespace spares only init and the caller, and cannot be outrun by forks), reaped
   (the worker is a child subreaper), and ``/tmp``, ``/dev/shm``, the work directory and
   ``$HOME`` are emptied; then the worker checks nobody changed its own scheduling, OOM
-  score or limits. If something is wrong it says so instead of serving, and exits.
+  score or limits. If something is wrong it says so instead of serving, and exits;
+  otherwise it forks the next call's child and says it is ready.
 """
 
 from __future__ import annotations
@@ -309,6 +310,8 @@ def main() -> None:
             _send(ctl, {"retired": True, "error": "a call changed the worker's limits or scheduling"})
             return
         spare = _Spare(run, guard)
+        # The host may pick another worker of the tool while this one is still resetting.
+        _send(ctl, {"ready": True})
 
 
 if __name__ == "__main__":

@@ -108,6 +108,7 @@ def change_status(
     if old is status:
         return
     name, number, version_id = row["name"], int(row["version"]), int(row["id"])
+    noted: dict[str, Any] = {**(details or {}), "from": old.value, "to": status.value}
     if status is Status.ACTIVE:
         retire_served(tx, name, number, actor)
     tx.execute(
@@ -117,10 +118,26 @@ def change_status(
     if status is Status.ACTIVE:
         tx.index(version_id, to_version(row).spec)
         tx.execute("UPDATE tools SET active_version = ? WHERE name = ?", (number, name))
+        noted.update(_restart_failure_count(tx, version_id))
     elif old is Status.ACTIVE:
         tx.unindex(version_id)
         tx.execute("UPDATE tools SET active_version = NULL WHERE name = ?", (name,))
-    audit(tx, actor, action, name, number, reason or None, {**(details or {}), "from": old.value, "to": status.value})
+    audit(tx, actor, action, name, number, reason or None, noted)
+
+
+def _restart_failure_count(tx: Tx, version_id: int) -> dict[str, int]:
+    """A version made active (re-admitted, rolled back) starts its failures in a row from zero.
+
+    Otherwise a re-admitted tool would carry the count that quarantined it, and its next
+    failure alone would quarantine it again. The totals (calls, failures) stay. The audit
+    row says how many were cleared.
+    """
+    found = tx.execute("SELECT consecutive_failures FROM stats WHERE version_id = ?", (version_id,)).fetchone()
+    cleared = int(found[0] or 0) if found is not None else 0
+    if not cleared:
+        return {}
+    tx.execute("UPDATE stats SET consecutive_failures = 0 WHERE version_id = ?", (version_id,))
+    return {"cleared_consecutive_failures": cleared}
 
 
 def audit(

@@ -18,15 +18,18 @@ a ``ToolsListChanged`` event on their ``subscriptions/listen`` streams.
 
 The SDK's handlers are async and the library, the sandbox and the agent are not, so
 their work runs in worker threads; the event loop only ever waits. Logging goes to
-stderr: on the stdio transport stdout *is* the protocol.
+stderr: on the stdio transport stdout *is* the protocol, read and written on the event
+loop (:mod:`toolsmith.mcp.stdio`). Over HTTP every response is one JSON body.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import socket
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -50,8 +53,10 @@ from toolsmith.errors import ConfigError, LibraryError, SandboxUnavailableError,
 from toolsmith.library import Status, ToolLibrary, ToolVersion
 from toolsmith.library.schema import argument_problems
 from toolsmith.mcp.auth import HttpAuth, StaticTokenVerifier, auth_settings, resolve_auth
+from toolsmith.mcp.stdio import pipe_stdio
 from toolsmith.sandbox import Sandbox
 from toolsmith.service import rollback
+from toolsmith.service.admission import Admission
 from toolsmith.service.toolcall import call_stored_tool
 
 log = logging.getLogger("toolsmith.mcp")
@@ -64,6 +69,9 @@ NOTICE_FALLBACK_S = 5.0
 # A worker thread blocks on notices this long at most, so shutting down never waits on it.
 NOTICE_SLICE_S = 1.0
 HTTP_PATH = "/mcp"
+# Results up to this size go as text and as structured content; larger ones as text only.
+STRUCTURED_MAX_CHARS = 64 * 1024
+SCHEMA_TTL_S = 1.0
 
 Context = ServerRequestContext[dict[str, Any]]
 ActiveSet = frozenset[tuple[str, int, str]]
@@ -102,6 +110,8 @@ class LibraryTools:
         self.library = library
         self.sandbox = sandbox
         self.reserved: frozenset[str] = frozenset()  # names the server itself serves
+        self.admission = Admission()
+        self._schemas: dict[str, tuple[float, dict[str, Any] | None]] = {}
         self._shadow_warned: set[str] = set()
 
     def active(self) -> list[ToolVersion]:
@@ -129,8 +139,22 @@ class LibraryTools:
         return [mcp_tool(tool) for tool in self.active()]
 
     def input_schema(self, name: str) -> dict[str, Any] | None:
-        tool = self.library.served(name) if name not in self.reserved else None
-        return tool.spec.parameters if tool is not None else None
+        """The served version's parameters, for the SDK's check of ``Mcp-Param-*`` headers.
+
+        Asked on the event loop before every call with arguments, so it is remembered for
+        :data:`SCHEMA_TTL_S`: a schema that changed a moment ago only affects that header
+        check, and the call itself is checked against the version that runs.
+        """
+        if name in self.reserved:
+            return None
+        now = time.monotonic()
+        cached = self._schemas.get(name)
+        if cached is not None and now - cached[0] < SCHEMA_TTL_S:
+            return cached[1]
+        tool = self.library.served(name)
+        schema = tool.spec.parameters if tool is not None else None
+        self._schemas[name] = (now, schema)
+        return schema
 
     def call(self, name: str, arguments: dict[str, Any], *, actor: str) -> types.CallToolResult:
         """Call the served version of ``name``; every refusal is an ``isError`` result, never a raise."""
@@ -138,21 +162,24 @@ class LibraryTools:
         if tool is None:
             kind = FailureKind.UNKNOWN_TOOL if name not in self.library else FailureKind.NOT_ACTIVE
             return refusal(self._why_not_callable(name), kind)
-        try:
-            call = call_stored_tool(
-                tool,
-                arguments,
-                library=self.library,
-                runner=self.sandbox,
-                actor=actor,
-                quarantine_after=self.settings.quarantine_after,
-                warm=True,  # a stored tool is called again and again
-                on_quarantine=rollback.hook(self.settings, library=self.library, runner=self.sandbox, actor=actor),
-            )
-        except SandboxUnavailableError as exc:
-            return refusal(
-                f"The sandbox cannot run tools on this machine: {exc}", FailureKind.SANDBOX_UNAVAILABLE, tool
-            )
+        with self.admission.admit(tool) as busy:
+            if busy is not None:  # a failing tool with a call running: not queued behind it
+                return refusal(busy, FailureKind.BUSY, tool)
+            try:
+                call = call_stored_tool(
+                    tool,
+                    arguments,
+                    library=self.library,
+                    runner=self.sandbox,
+                    actor=actor,
+                    quarantine_after=self.settings.quarantine_after,
+                    warm=True,  # a stored tool is called again and again
+                    on_quarantine=rollback.hook(self.settings, library=self.library, runner=self.sandbox, actor=actor),
+                )
+            except SandboxUnavailableError as exc:
+                return refusal(
+                    f"The sandbox cannot run tools on this machine: {exc}", FailureKind.SANDBOX_UNAVAILABLE, tool
+                )
         run = call.run
         if run.error_type is FailureKind.BAD_ARGUMENTS:
             # Refused before it ran: a caller's mistake does not count against the tool's health.
@@ -183,15 +210,22 @@ def mcp_tool(tool: ToolVersion) -> types.Tool:
 
 
 def tool_result(outcome: Outcome) -> types.CallToolResult:
-    """An outcome as MCP sends it: JSON text (every client reads that) and structured content."""
+    """An outcome as MCP sends it: JSON text (every client reads that), and structured content when small."""
     return payload_result(outcome.to_message(), error=not outcome.ok)
 
 
 def payload_result(payload: dict[str, Any], *, error: bool = False) -> types.CallToolResult:
+    """``payload`` as a tool result: its JSON as text, and the same object as structured content.
+
+    A result is sent once: above :data:`STRUCTURED_MAX_CHARS` the text alone carries it (the
+    spec makes the text the fallback every client reads), so a large result does not cross
+    the wire, and the server's memory, twice. The payload is JSON data already (decoded
+    from the tool's result file, or built here), so it needs no second decoding.
+    """
     text = json.dumps(payload, ensure_ascii=False, default=str)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],
-        structured_content=json.loads(text),
+        structured_content=payload if len(text) <= STRUCTURED_MAX_CHARS else None,
         is_error=error,
     )
 
@@ -453,17 +487,21 @@ def serve(settings: Settings, options: ServeOptions, *, solver: TaskSolver | Non
         if options.transport == "http":
             auth = resolve_auth(settings.mcp_token, options.host, disabled=options.no_auth)
             sock = bind_socket(options.host, options.port)
-            anyio.run(_serve_http, server, watcher, sock, options.host, auth)
+            anyio.run(_serve_http, server, watcher, sock, options.host, auth, backend_options=_loop_options())
         else:
             log.info("serving %d tools from %s over stdio", len(tools.active()), library.display)
-            anyio.run(_serve_stdio, server, watcher)
+            anyio.run(_serve_stdio, server, watcher, backend_options=_loop_options())
     finally:
         sandbox.close()
         library.close()
 
 
 async def _serve_stdio(server: LibraryServer, watcher: ListChangeWatcher) -> None:
-    async with stdio_server() as (read_stream, write_stream), anyio.create_task_group() as group:
+    async with (
+        pipe_stdio() as (stdin, stdout),
+        stdio_server(stdin, stdout) as (read_stream, write_stream),
+        anyio.create_task_group() as group,
+    ):
         group.start_soon(watcher.run)
         await server.run(read_stream, write_stream, server.create_initialization_options())
         group.cancel_scope.cancel()
@@ -480,8 +518,13 @@ async def _serve_http(
     protection: dict[str, Any] = {}
     if auth.token is not None:
         protection = {"auth": auth_settings(url), "token_verifier": StaticTokenVerifier(auth.token)}
-    app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host, **protection)
-    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=3, lifespan="on")
+    # Every response is one JSON body, never a server-sent event: the SDK's client caps an
+    # event at 1 MiB by default and fails larger results in its transport, where the server
+    # cannot see it, while a JSON body has no such cap. Nothing is lost: tool calls send no
+    # progress, list changes go on the standalone GET stream, and subscriptions/listen
+    # streams stay event streams (the SDK keeps them so).
+    app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host, json_response=True, **protection)
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=3, lifespan="on", http=_http_protocol())
     # Said on stderr, and flushed, so a caller asking for port 0 can read the port (and token).
     print(f"toolsmith mcp: serving over streamable HTTP at {url}", file=sys.stderr, flush=True)
     if auth.generated:
@@ -497,6 +540,16 @@ async def _serve_http(
         group.start_soon(watcher.run)
         await uvicorn.Server(config).serve(sockets=[sock])
         group.cancel_scope.cancel()
+
+
+def _loop_options() -> dict[str, Any]:
+    """uvloop when it is installed (the ``mcp`` extra brings it): a cheaper event loop per request."""
+    return {"use_uvloop": True} if importlib.util.find_spec("uvloop") is not None else {}
+
+
+def _http_protocol() -> str:
+    """httptools' HTTP parser when installed, else h11's (pure Python, several times the cost)."""
+    return "httptools" if importlib.util.find_spec("httptools") is not None else "h11"
 
 
 def bind_socket(host: str, port: int) -> socket.socket:

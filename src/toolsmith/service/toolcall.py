@@ -21,12 +21,11 @@ Whoever calls, a call goes the same way, so a tool is judged the same wherever i
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
-from toolsmith.calls import Blame, FailureKind, JSONObject, JSONValue, Note, NoteKind, Outcome
+from toolsmith.calls import Blame, FailureKind, JSONObject, JSONValue, Note, NoteKind, Outcome, preview
 from toolsmith.isolation import ToolCallResult
 from toolsmith.library import ToolLibrary, ToolVersion, UsageStats
 from toolsmith.library import testcases as tooltests
@@ -98,7 +97,7 @@ class StoredCall:
         data: JSONObject = {"tool": tool.name, "version": tool.version}
         if run.ok:
             data.update(result=run.value, source=source_line(tool))
-            return Outcome.success(data, summary=json.dumps(run.value, ensure_ascii=False, default=str))
+            return Outcome.success(data, summary=preview(run.value))
         data["source"] = source_line(tool)
         if run.traceback:
             data["traceback"] = run.traceback[-TRACEBACK_CHARS:]

@@ -1,0 +1,397 @@
+"""Serving under load and faults: ``toolsmith mcp`` over streamable HTTP with the official SDK client.
+
+One run of the real server (``toolsmith mcp --transport http`` on loopback, with a bearer
+token, warm workers on, bwrap) over a fresh library:
+
+1. idle: the server's RSS once each tool's workers are started;
+2. 40 large results (7.5 MB each, one after another), then the server's RSS;
+3. without faults: 8 concurrent clients x 50 calls of a trivial warm tool;
+4. with faults: the same 8 x 50, while one more client calls misbehaving tools in turn,
+   one call at a time (a result that is not JSON, infinite recursion, a 7.5 MB result,
+   sleeping past the timeout, a CPU spin past it, a memory bomb, a fork bomb, a setsid'd
+   background process), until the good clients are done;
+5. the server's RSS after the load, and the warm workers' memory (PSS) beside it.
+
+It prints throughput and p50/p95/p99 of the good tool's calls (as the client saw them)
+with and without faults, the RSS figures, and the targets: without faults >= 150 calls/s
+and p99 <= 100 ms; with faults p99 <= 2x the p99 without; RSS after the load within 25%
+of idle (the workers are separate processes and shown apart). The sandbox timeout is
+3 s here so the slow faults end quickly. Settings are otherwise the defaults: a fault
+tool is quarantined at its third failure in a row and its later calls are refused at
+once, as in real use; ``--no-quarantine`` keeps every fault call running (the worst case).
+It also prints the CPU time per good call of the server, the sandbox workers and the
+clients, which on this shared machine says more than the wall clock does.
+
+    python bench/serve.py [--clients 8] [--calls 50] [--large 40] [--mode auto|legacy] [--no-quarantine]
+                          [--faults NAME ...] [--per-tool N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from toolsmith.config import Settings
+from toolsmith.library import Provenance, Status, ToolLibrary, ToolSpec
+
+TOKEN = "bench-token-not-secret"
+TIMEOUT_S = 3
+LARGE = 7_500_000
+X = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
+GOOD = "def run(x: int) -> dict:\n    return {'y': x + 1}\n"
+FAULTS = {  # the quick and the destructive first, so a short run meets each of them
+    "fork_bomb": (
+        "import os, time\n\ndef run(x: int) -> dict:\n    while True:\n"
+        "        if os.fork() == 0:\n            time.sleep(60)\n            os._exit(0)\n"
+    ),
+    "memory_bomb": "def run(x: int) -> dict:\n    return {'n': len(bytearray(4 * 1024 ** 3))}\n",
+    "spinner": "def run(x: int) -> dict:\n    while True:\n        x += 1\n",
+    "background": (
+        "import subprocess, sys\n\ndef run(x: int) -> dict:\n"
+        "    subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], start_new_session=True)\n"
+        "    return {'started': True}\n"
+    ),
+    "not_json": "def run(x: int) -> dict:\n    return {'s': {1, 2}}\n",
+    "recursion": "def run(x: int) -> dict:\n    def f(n):\n        return f(n + 1)\n    return {'v': f(x)}\n",
+    "large": f"def run(x: int) -> dict:\n    return {{'blob': 'x' * {LARGE}}}\n",
+    "sleeper": f"import time\n\ndef run(x: int) -> dict:\n    time.sleep({TIMEOUT_S + 5})\n    return {{}}\n",
+}
+
+
+@dataclass
+class Server:
+    url: str
+    proc: subprocess.Popen[str]
+    log: list[str] = field(default_factory=list)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+
+def make_library(home: Path, per_tool: int | None = None, *, quarantine: bool = True) -> None:
+    config = home / "config.toml"
+    pool = f"warm_per_tool = {per_tool}\n" if per_tool else ""
+    never = "" if quarantine else "quarantine_after = 1000000\n"
+    config.write_text(f"{never}\n[sandbox]\nnetwork = false\ntimeout_s = {TIMEOUT_S}\n{pool}", encoding="utf-8")
+    tools = {"good": GOOD, "big": "def run(x: int) -> dict:\n    return {'blob': 'x' * x}\n", **FAULTS}
+    with ToolLibrary.open(Settings(home=home)) as library:
+        for name, code in tools.items():
+            spec = ToolSpec(name=name, description=f"Bench tool {name}.", parameters=X, code=code, test_args={"x": 1})
+            library.add(spec, provenance=Provenance(origin="bench"), gate={}, status=Status.ACTIVE)
+
+
+@contextmanager
+def running_server(home: Path) -> Iterator[Server]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(TOOLSMITH_HOME=str(home), TOOLSMITH_CONFIG=str(home / "config.toml"), TOOLSMITH_MCP_TOKEN=TOKEN)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolsmith", "mcp", "--transport", "http", "--port", "0"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    server = Server("", proc)
+    found = threading.Event()
+
+    def drain() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            server.log.append(line)
+            match = re.search(r"at (http://\S+/mcp)", line)
+            if match:
+                server.url = match.group(1)
+                found.set()
+        found.set()
+
+    threading.Thread(target=drain, daemon=True).start()
+    try:
+        if not found.wait(60) or not server.url:
+            raise SystemExit("the server did not start:\n" + "".join(server.log))
+        yield server
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def client(server: Server, mode: str) -> Client:
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=httpx2.Timeout(30, read=300))
+    return Client(streamable_http_client(server.url, http_client=http), mode=mode, read_timeout_seconds=120)
+
+
+def cpu_s(pid: int) -> float:
+    """User plus system CPU seconds a process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu_s(pid: int) -> float:
+    """CPU seconds of the server's descendants (the warm workers), with their reaped children's."""
+    total = 0.0
+    for proc in descendants(pid):
+        try:
+            fields = Path(f"/proc/{proc}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def children(pid: int) -> set[int]:
+    """The server's own children: the warm workers' bwrap processes."""
+    return {p for p, parent in _parents().items() if parent == pid}
+
+
+def _parents() -> dict[int, int]:
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+    return parents
+
+
+def descendants(pid: int) -> set[int]:
+    parents = _parents()
+    mine, frontier = set(), {pid}
+    while frontier:
+        frontier = {p for p, parent in parents.items() if parent in frontier} - mine
+        mine |= frontier
+    return mine
+
+
+def workers_pss_mib(pid: int) -> tuple[int, float]:
+    """How many processes descend from the server, and their proportional memory (PSS)."""
+    mine = descendants(pid)
+    total = 0.0
+    for proc in mine:
+        try:
+            for line in Path(f"/proc/{proc}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1]) / 1024
+        except OSError:
+            continue
+    return len(mine), total
+
+
+async def sample_peak(pid: int, peak: list[float]) -> None:
+    """The highest RSS seen, sampled every 20 ms until cancelled."""
+    while True:
+        peak[0] = max(peak[0], rss_mib(pid))
+        await anyio.sleep(0.02)
+
+
+async def settle() -> None:
+    """Give the server a moment to hand memory back (it trims on its next watcher tick)."""
+    await anyio.sleep(1.5)
+
+
+async def large_results(server: Server, mode: str, count: int) -> None:
+    async with client(server, mode) as c:
+        for _ in range(count):
+            result = await c.call_tool("big", {"x": LARGE})
+            if result.is_error:
+                raise SystemExit(f"a large result failed: {result.content}")
+
+
+async def good_client(server: Server, mode: str, calls: int, samples: list[float], errors: list[str]) -> None:
+    async with client(server, mode) as c:
+        for i in range(calls):
+            started = time.perf_counter()
+            result = await c.call_tool("good", {"x": i})
+            samples.append(time.perf_counter() - started)
+            if result.is_error:
+                errors.append(str(result.content)[:200])
+
+
+async def fault_client(server: Server, mode: str, faults: list[str], done: anyio.Event, counts: dict[str, int]) -> None:
+    """One more client, calling the misbehaving tools in turn, one call at a time."""
+    async with client(server, mode) as c:
+        for i in range(2000):  # bounded: the good clients end the loop long before
+            if done.is_set():
+                return
+            name = faults[i % len(faults)]
+            result = await c.call_tool(name, {"x": 1})
+            kind = "ok" if not result.is_error else "failed"
+            counts[f"{name} {kind}"] = counts.get(f"{name} {kind}", 0) + 1
+
+
+async def load(server: Server, mode: str, clients: int, calls: int, *, faults: list[str]) -> dict[str, Any]:
+    samples: list[float] = []
+    errors: list[str] = []
+    counts: dict[str, int] = {}
+    done = anyio.Event()
+    server_cpu, own_cpu, workers_cpu = cpu_s(server.pid), time.process_time(), tree_cpu_s(server.pid)
+    workers_before = children(server.pid)
+    started = time.perf_counter()
+    async with anyio.create_task_group() as outer:
+        if faults:
+            outer.start_soon(fault_client, server, mode, faults, done, counts)
+        async with anyio.create_task_group() as group:
+            for _ in range(clients):
+                group.start_soon(good_client, server, mode, calls, samples, errors)
+        wall = time.perf_counter() - started
+        done.set()
+    # The workers' figure holds only while the same workers lived throughout: a worker that
+    # stopped meanwhile takes its CPU time with it.
+    same = children(server.pid) == workers_before
+    cpu = {
+        "server": cpu_s(server.pid) - server_cpu,
+        "workers": tree_cpu_s(server.pid) - workers_cpu if same else float("nan"),
+        "clients": time.process_time() - own_cpu,
+    }
+    return {"samples": samples, "wall": wall, "errors": errors, "faults": counts, "cpu": cpu}
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))] * 1000
+
+
+def row(label: str, run: dict[str, Any]) -> tuple[str, ...]:
+    s = run["samples"]
+    return (
+        label,
+        str(len(s)),
+        f"{len(s) / run['wall']:.0f}",
+        f"{statistics.median(s) * 1000:.1f}",
+        f"{percentile(s, 95):.1f}",
+        f"{percentile(s, 99):.1f}",
+        str(len(run["errors"])),
+    )
+
+
+async def bench(server: Server, args: argparse.Namespace) -> dict[str, Any]:
+    async with client(server, args.mode) as c:  # start the tools' workers: the good one's all
+        await c.call_tool("big", {"x": 1})
+        async with anyio.create_task_group() as group:
+            for i in range(args.clients):
+                group.start_soon(c.call_tool, "good", {"x": i})
+    await settle()
+    figures: dict[str, Any] = {"idle": rss_mib(server.pid)}
+    await large_results(server, args.mode, args.large)
+    await settle()
+    figures["after_large"] = rss_mib(server.pid)
+    peak = [0.0]
+    async with anyio.create_task_group() as outer:  # 8 large results at once, RSS sampled meanwhile
+        outer.start_soon(sample_peak, server.pid, peak)
+        async with anyio.create_task_group() as group:
+            for _ in range(8):
+                group.start_soon(large_results, server, args.mode, 1)
+        outer.cancel_scope.cancel()
+    await settle()
+    figures["burst_peak"], figures["after_burst"] = peak[0], rss_mib(server.pid)
+    figures["clean"] = await load(server, args.mode, args.clients, args.calls, faults=[])
+    figures["faulty"] = await load(server, args.mode, args.clients, args.calls, faults=args.faults)
+    await settle()
+    figures["after_load"] = rss_mib(server.pid)
+    figures["workers"] = workers_pss_mib(server.pid)
+    return figures
+
+
+def report(figures: dict[str, Any], args: argparse.Namespace) -> bool:
+    from sandbox import print_table
+
+    clean, faulty = figures["clean"], figures["faulty"]
+    print_table(
+        f"The good tool over HTTP ({args.mode} era), {args.clients} clients x {args.calls} calls "
+        f"(ms; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)",
+        ("run", "calls", "calls/s", "p50", "p95", "p99", "errors"),
+        [row("without faults", clean), row("with faults", faulty)],
+    )
+    for label, run in (("without faults", clean), ("with faults", faulty)):
+        per_call = {k: v / len(run["samples"]) * 1000 for k, v in run["cpu"].items()}
+        workers_gone = math.isnan(per_call["workers"])
+        print(
+            f"CPU per good call {label}: server {per_call['server']:.1f} ms, "
+            f"sandbox workers {per_call['workers']:.1f} ms{' (workers came and went)' if workers_gone else ''}, "
+            f"the official clients {per_call['clients']:.1f} ms"
+        )
+    print("fault calls during the faulty run: " + ", ".join(f"{k} {v}" for k, v in sorted(faulty["faults"].items())))
+    rate = len(clean["samples"]) / clean["wall"]
+    p99, p99_faulty = percentile(clean["samples"], 99), percentile(faulty["samples"], 99)
+    idle, after = figures["idle"], figures["after_load"]
+    count, pss = figures["workers"]
+    checks = [
+        (f"without faults: {rate:.0f} calls/s", ">= 150", rate >= 150),
+        (f"without faults: p99 {p99:.1f} ms", "<= 100 ms", p99 <= 100),
+        (f"with faults: p99 {p99_faulty:.1f} ms = {p99_faulty / p99:.2f}x", "<= 2x", p99_faulty <= 2 * p99),
+        (f"server RSS idle {idle:.0f} MiB; after {args.large} large results {figures['after_large']:.0f}", "", True),
+        (f"after 8 large results at once {figures['after_burst']:.0f} (peak {figures['burst_peak']:.0f})", "", True),
+        (f"server RSS after the load {after:.0f} MiB = {after / idle:.2f}x idle", "<= 1.25x", after <= 1.25 * idle),
+        (f"warm workers and their processes after the load: {count}, {pss:.0f} MiB PSS", "", True),
+    ]
+    print_table(
+        "Targets",
+        ("figure", "target", "met"),
+        [(f, t, ("yes" if ok else "NO") if t else "") for f, t, ok in checks],
+    )
+    errors = clean["errors"] + faulty["errors"]
+    if errors:
+        print(f"{len(errors)} good calls failed, e.g. {errors[0]}")
+    return all(ok for _, _, ok in checks) and not errors
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--calls", type=int, default=50)
+    parser.add_argument("--large", type=int, default=40)
+    parser.add_argument("--mode", choices=("auto", "legacy"), default="auto")
+    parser.add_argument(
+        "--no-quarantine", action="store_true", help="faults never quarantine: every fault call really runs"
+    )
+    parser.add_argument("--faults", nargs="+", choices=list(FAULTS), default=list(FAULTS), help="which faults run")
+    parser.add_argument("--per-tool", type=int, default=None, help="sandbox.warm_per_tool (default: the setting's)")
+    args = parser.parse_args(argv)
+    home = Path(tempfile.mkdtemp(prefix="toolsmith-bench-serve-"))
+    try:
+        make_library(home, args.per_tool, quarantine=not args.no_quarantine)
+        with running_server(home) as server:
+            figures = anyio.run(bench, server, args)
+            if any("Traceback" in line for line in server.log):
+                print("the server logged a traceback:\n" + "".join(server.log[-40:]))
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    ok = report(figures, args)
+    print("\nall targets met" if ok else "\nsome targets missed")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""Every run sits under one parent cgroup whose CPU quota leaves the host headroom (issue #22 §4)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from toolsmith.config import Settings
+from toolsmith.isolation import bwrap, cgroups
+from toolsmith.limits import Limits
+from toolsmith.sandbox import Sandbox
+
+
+def cpu_controller() -> cgroups.Controller:
+    ctl = cgroups.support()["cpu"]
+    if not ctl.usable:
+        pytest.skip(f"no usable cpu cgroup: {ctl.reason}")
+    return ctl
+
+
+def read(path: Path) -> str:
+    return path.read_text().strip()
+
+
+def test_runs_of_both_kinds_share_one_parent_that_leaves_the_host_half_a_core() -> None:
+    ctl = cpu_controller()
+    assert ctl.parent is not None
+    top = ctl.parent / f"toolsmith-{os.getpid()}-runs"
+    runs = {kind: cgroups.RunCgroup.create(Limits(), kind=kind) for kind in cgroups.RUN_KINDS}
+    try:
+        for kind, run in runs.items():
+            version, path = run.dirs["cpu"]
+            assert path.parent == top / kind  # the run's own group, inside its kind's group
+        cores = os.cpu_count() or 1
+        if cores > 1:
+            budget = int((cores - cgroups.HOST_RESERVE_CORES) * cgroups.CPU_PERIOD_US)
+            if version == 2:
+                assert read(top / "cpu.max") == f"{budget} {cgroups.CPU_PERIOD_US}"
+            else:
+                assert int(read(top / "cpu.cfs_quota_us")) == budget
+        # The warm workers' group outweighs the cold runs'.
+        weight = "cpu.weight" if version == 2 else "cpu.shares"
+        warm, cold = (int(read(p / weight)) for p in (top / "warm", top / "cold"))
+        assert warm == 2 * cold
+    finally:
+        for run in runs.values():
+            run.close()
+
+
+def test_a_warm_worker_and_a_cold_run_land_in_their_groups(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    ctl = cpu_controller()
+    if not bwrap.probe()[0]:
+        pytest.skip("bwrap unavailable")
+    assert ctl.parent is not None
+    top = ctl.parent / f"toolsmith-{os.getpid()}-runs"
+    made: list[Path] = []
+    create = cgroups.RunCgroup.create.__func__  # type: ignore[attr-defined]
+
+    def recording(cls: type[cgroups.RunCgroup], *args: object, **kwargs: object) -> cgroups.RunCgroup:
+        run = create(cls, *args, **kwargs)
+        made.append(run.dirs["cpu"][1])
+        return run
+
+    monkeypatch.setattr(cgroups.RunCgroup, "create", classmethod(recording))
+    sandbox = Sandbox(replace(settings, warm_workers=1, warm_per_tool=1), backend=bwrap.BwrapBackend())
+    try:
+        assert sandbox.call_tool("def run(x):\n    return x\n", {"x": 1}, warm=True).ok
+        worker = sandbox.isolation.warm.workers()[0]
+        assert worker.cgroup.dirs["cpu"][1].parent == top / "warm"
+        made.clear()
+        assert sandbox.run_code("print(1)").exec.exit_code == 0
+        assert [p.parent for p in made] == [top / "cold"] and not made[0].exists()  # removed after the run
+    finally:
+        sandbox.close()
