@@ -69,7 +69,7 @@ def test_real_data_verifies_and_keeps_only_the_data_lines(stdout: str, evidence:
     "stdout",
     [
         # a network check: the hosts it could not resolve, and the one it could
-        "stooq.com -> DNS error: [Errno -2] Name or service not known\npypi.org -> 203.0.113.80\n"
+        "stooq.com -> DNS error: [Errno -2] Name or service not known\nindex.example -> 203.0.113.80\n"
         "stooq request failed: URLError(gaierror(-2, 'Name or service not known'))\n",
         "query1.finance.example: not reachable\nindex.example: reachable\n",
     ],

@@ -9,7 +9,7 @@ The judgement is line by line on stdout: a line is *noise* when it is blank, par
 traceback, an exception or warning line, a typical network or HTTP failure message, a
 caught exception printed with a label (``quote error: DNSError(...)``), a package's
 version alone (``yfinance 1.7.0``: the import works, no data came), a connectivity
-probe's line beside failures (``pypi.org -> 203.0.113.80``: the network, not data), or
+probe's line beside failures (``index.example -> 203.0.113.80``: the network, not data), or
 an empty value (``None``, ``[]``, ``{}``). The run verifies when at least one line is left: a run whose
 output is a diagnosis of failure verifies nothing, so nothing pushes to store its code.
 It is a pure function so it can be tested on its own and reused by any caller.
@@ -40,7 +40,7 @@ _FAILURE_WORDS = re.compile(
     re.IGNORECASE,
 )
 # A line of a connectivity probe: a host and the address it resolves to, or its status
-# ("pypi.org -> 203.0.113.80", "stooq.com: reachable"). It shows the network, not data.
+# ("index.example -> 203.0.113.80", "stooq.com: reachable"). It shows the network, not data.
 _PROBE_LINE = re.compile(
     r"^[\w.-]+\.[a-z]{2,}\s*(?:->|=>|→|:|=|resolves to|resolved to)\s*"
     r"(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9a-f:]+:[0-9a-f:]+|(?:not\s+)?(?:ok|reachable|resolv\w*|up|down))\.?$",
@@ -101,7 +101,7 @@ def judge(ok: bool, stdout: str, *, limit: int = 2000) -> Verdict:
     if not data:
         return Verdict(False, reason="it printed only errors, tracebacks or empty values")
     if all(_PROBE_LINE.match(line.strip()) for line in data) and any(_failed(line) for line in lines):
-        # A network check beside its failures ("pypi.org -> 203.0.113.80"): it shows what the
+        # A network check beside its failures ("index.example -> 203.0.113.80"): it shows what the
         # network reaches, not the data; alone, the same line may be a DNS tool's answer.
         return Verdict(False, reason="it printed only a network check and failures")
     return Verdict(True, evidence="\n".join(data).strip()[:limit])
