@@ -407,3 +407,44 @@ def test_without_pre_retrieval_the_prompt_asks_the_model_to_search_first() -> No
     assert "The program has already searched the whole library" in on and "search_tools with what" not in on
     assert "Call search_tools with what the task needs" in off and "already searched" not in off
     assert on.count("1. Otherwise, web_search") == off.count("1. Otherwise, web_search") == 1
+
+
+# A run that prints the answer and then fails on the next line it tries (as a model exploring
+# a library does: pint printed the conversion, then did not know 'square_meter').
+PRINTED_THEN_FAILED = VERIFY + "date.fromisoformat('not a date')\n"
+
+
+def test_a_run_that_printed_data_then_failed_backs_a_tool_whose_tests_expect_that_data(tmp_path: Path) -> None:
+    tests = [{"args": {"start": "2020-01-01", "end": "2020-03-01"}, "contains": {"days": 60}}]
+    with rig(tmp_path) as r:
+        r.model.add(
+            reply(tool_call("code_interpreter", {"code": PRINTED_THEN_FAILED})),
+            reply(create_days_tool(tests=tests)),
+            final("stored"),
+        )
+        r.agent().run_task("days between 2020-01-01 and 2020-03-01")
+        ran = next(e.message for e in r.of_type("tool_result") if e.name == "code_interpreter")
+        assert ran["exit_code"] != 0 and "60" in ran["stdout"]
+        assert "verify_before_create" not in r.guards()
+        assert len(r.library) == 1
+
+
+@pytest.mark.parametrize(
+    "tests",
+    [
+        [{"args": {"start": "2020-01-01", "end": "2020-03-01"}, "contains": {"days": 59}}],  # not what it printed
+        [{"args": {"start": "2020-01-01", "end": "2020-03-01"}}],  # nothing expected at all
+    ],
+)
+def test_a_failed_run_does_not_back_tests_that_expect_nothing_it_printed(tmp_path: Path, tests: object) -> None:
+    with rig(tmp_path) as r:
+        r.model.add(
+            reply(tool_call("code_interpreter", {"code": PRINTED_THEN_FAILED})),
+            reply(create_days_tool(tests=tests)),
+            final("no"),
+        )
+        r.agent().run_task("days between 2020-01-01 and 2020-03-01")
+        refused = next(e.message for e in r.of_type("tool_result") if e.name == "create_tool")
+        assert refused["guard"] == "verify_before_create"
+        assert "expects a value that run printed" in refused["error"]
+        assert len(r.library) == 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolsmith.gate.verification import is_noise, judge
+from toolsmith.gate.verification import backs, is_noise, judge, printed_data
 
 DNS_ONLY = """\
 Error: HTTPSConnectionPool(host='api.example.org', port=443): Max retries exceeded with url: /v1 \
@@ -89,3 +89,28 @@ def test_noise_lines() -> None:
     assert is_noise('  File "x.py", line 1, in <module>')
     assert is_noise("KeyError: 'x'") and is_noise("ValueError")
     assert not is_noise("Errors found: 0 of 12 records") and not is_noise("Timeout setting: 30 s")
+
+
+def test_a_failed_run_keeps_the_data_it_printed_before_failing() -> None:
+    stdout = "python: 3.11.7 pint: 0.25.3\n85 m^2 = 914.9323854203266 foot ** 2\n"
+    assert printed_data(stdout) == stdout.strip()
+    assert printed_data('Traceback (most recent call last):\n  File "x", line 1\nValueError: no\n') == ""
+    assert printed_data("stooq.com -> DNS error: [Errno -2]\nindex.example -> 203.0.113.80\n") == ""
+
+
+@pytest.mark.parametrize(
+    ("expected", "shown"),
+    [
+        ([914.9323854203266], True),  # the value as printed
+        ([914.93], True),  # rounded by the test: equal at the test's precision
+        ([915], True),
+        ([914.94], False),  # another number at that precision
+        (["foot ** 2"], True),  # a text of four characters or more, inside the output
+        ([3], False),  # a small whole number proves nothing: it is in most outputs
+        ([True, None, "ft"], False),  # nor do booleans and short texts
+        ([0.25], False),  # part of a version (pint: 0.25.3) is no printed number
+    ],
+)
+def test_printed_data_backs_a_tested_value_only_when_it_shows_it(expected: list[object], shown: bool) -> None:
+    evidence = "python: 3.11.7 pint: 0.25.3\n85 m^2 = 914.9323854203266 foot ** 2"
+    assert backs(evidence, expected) is shown

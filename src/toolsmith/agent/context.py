@@ -55,6 +55,9 @@ class TaskContext:
     served_model: str = ""  # the model the endpoint's latest reply says answered (may differ)
     started: float = field(default_factory=time.monotonic)
     verified_outputs: list[str] = field(default_factory=list)
+    # The data lines of runs that printed them and then failed: no verification alone,
+    # but a new tool whose tests expect a value printed there is tied to real output.
+    failed_run_data: list[str] = field(default_factory=list)
     installed: dict[str, Requirement] = field(default_factory=dict)
     sources: list[str] = field(default_factory=list)
     unlocked: dict[str, ToolVersion] = field(default_factory=dict)

@@ -13,11 +13,18 @@ probe's line beside failures (``index.example -> 203.0.113.80``: the network, no
 an empty value (``None``, ``[]``, ``{}``). The run verifies when at least one line is left: a run whose
 output is a diagnosis of failure verifies nothing, so nothing pushes to store its code.
 It is a pure function so it can be tested on its own and reused by any caller.
+
+A run that printed its data and then failed on a later line (exploring a second call of
+the library, say) did show the library working, for what it printed. Its data lines are
+kept apart (:func:`printed_data`), and :func:`backs` says whether they show a value a new
+tool's own tests expect: then the tool is tied to output the library really printed.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 _TRACEBACK_FRAME = re.compile(r'^\s+(File "|\^+\s*$|~+\s*$)')
@@ -105,3 +112,48 @@ def judge(ok: bool, stdout: str, *, limit: int = 2000) -> Verdict:
         # network reaches, not the data; alone, the same line may be a DNS tool's answer.
         return Verdict(False, reason="it printed only a network check and failures")
     return Verdict(True, evidence="\n".join(data).strip()[:limit])
+
+
+def printed_data(stdout: str, *, limit: int = 2000) -> str:
+    """The data lines of a run judged by its output alone (for a run that failed after
+    printing): empty when it printed only noise, or only a network check beside failures."""
+    verdict = judge(True, stdout, limit=limit)
+    return verdict.evidence if verdict.verified else ""
+
+
+# A number as printed: not part of a word, a version or a date's other fields.
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?!\w|\.\d)")
+_MIN_TEXT = 4  # shorter strings ("ok", "DE") turn up in any output by chance
+
+
+def backs(evidence: str, expected: Iterable[object]) -> bool:
+    """Whether ``evidence`` (printed data) shows one of ``expected``, a tool's tested values:
+    a string of at least four characters inside it, or a number it printed, equal up to the
+    precision of the less precise of the two (914.93 is 914.9323854203266 rounded). Small
+    whole numbers and booleans prove nothing: they are in most outputs by chance."""
+    printed = [float(m) for m in _NUMBER.findall(evidence)]
+    return any(_shown(value, evidence, printed) for value in expected)
+
+
+def _shown(value: object, evidence: str, printed: list[float]) -> bool:
+    if isinstance(value, str):
+        return len(value.strip()) >= _MIN_TEXT and value.strip() in evidence
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and _telling(value):
+        return any(_same_number(float(value), number) for number in printed)
+    return False
+
+
+def _telling(value: float) -> bool:
+    return math.isfinite(value) and (abs(value) >= 10 or value != int(value))
+
+
+def _same_number(a: float, b: float) -> bool:
+    places = min(_decimals(a), _decimals(b))
+    return abs(a - b) <= 0.5 * 10.0**-places + 1e-12 * max(abs(a), abs(b))
+
+
+def _decimals(value: float) -> int:
+    text = repr(value)
+    if "e" in text or "E" in text:
+        return 15
+    return len(text.split(".")[1].rstrip("0")) if "." in text else 0

@@ -1,13 +1,33 @@
 """``verify_before_create``: no ``create_tool`` until a ``code_interpreter`` run in the same
-task has printed real output."""
+task has printed real output.
+
+A clean run that printed data verifies. So does a run that printed data and then failed on
+a later line, when the new tool's own tests expect a value that run printed: models explore
+a library in one script, and the line after the answer is often the one that fails (an
+unknown unit name after the conversion was printed). The tests tie the tool to that output,
+and the gate runs them before anything is stored.
+"""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Iterator
+from typing import Any, ClassVar
 
 from toolsmith.agent.context import TaskContext
 from toolsmith.agent.guards.base import Guard
 from toolsmith.calls import Call
+from toolsmith.gate.verification import backs
+from toolsmith.library import testcases as tooltests
+
+REFUSAL = (
+    "create_tool refused: no code_interpreter run in this task has yet printed real output and "
+    "exited cleanly (exit code 0). Run the library for real with code_interpreter, print its data, "
+    "and let the run finish without an error."
+)
+AFTER_A_FAILED_RUN = (
+    " A run that printed its data and then failed also counts when a test case of this "
+    "create_tool expects a value that run printed."
+)
 
 
 class VerifyBeforeCreate(Guard[None]):
@@ -16,8 +36,43 @@ class VerifyBeforeCreate(Guard[None]):
     def before_call(self, ctx: TaskContext, call: Call) -> str | None:
         if call.name != "create_tool" or not ctx.allow_create or ctx.verified:
             return None
-        return (
-            "create_tool refused: no code_interpreter run in this task has yet printed real output and "
-            "exited cleanly (exit code 0). Run the library for real with code_interpreter, print its data, "
-            "and let the run finish without an error."
-        )
+        if not ctx.failed_run_data:
+            return REFUSAL
+        expected = list(tested_values(call.args))
+        if any(backs(printed, expected) for printed in ctx.failed_run_data):
+            return None
+        return REFUSAL + AFTER_A_FAILED_RUN
+
+
+def tested_values(args: dict[str, Any]) -> Iterator[object]:
+    """The values the call's test cases expect, less those that only echo the case's arguments."""
+    try:
+        cases, _ = tooltests.read_cases(args.get("tests"), _parameters(args))
+    except ValueError:  # the gate says what is wrong with them; here they back nothing
+        return
+    for case in cases:
+        given = set(map(_key, _leaves(case["args"])))
+        for part in (case.get("expect"), case.get("contains")):
+            yield from (value for value in _leaves(part) if _key(value) not in given)
+
+
+def _parameters(args: dict[str, Any]) -> dict[str, Any] | None:
+    parameters = args.get("parameters")
+    return parameters if isinstance(parameters, dict) else None
+
+
+def _leaves(value: object) -> Iterator[object]:
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _leaves(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _leaves(item)
+    elif value is not None:
+        yield value
+
+
+def _key(value: object) -> str:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"number:{float(value)}"  # 85 given, 85.0 expected: an echo all the same
+    return f"{type(value).__name__}:{value}"

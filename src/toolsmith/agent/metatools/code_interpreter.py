@@ -13,7 +13,7 @@ from typing import Any
 from toolsmith.agent.context import TaskContext
 from toolsmith.calls import JSONObject, Note, NoteKind, Outcome
 from toolsmith.errors import InstallError, PackageError, PackageRefused
-from toolsmith.gate.verification import judge
+from toolsmith.gate.verification import judge, printed_data
 from toolsmith.isolation import ExecResult
 from toolsmith.model import ToolSchema
 from toolsmith.model.replies import usable_code
@@ -82,6 +82,8 @@ def handle(ctx: TaskContext, args: JSONObject) -> Outcome:
     elif result.ok:
         notes = [NOT_VERIFIED_NOTE.format(reason=verdict.reason)]
         data["verified"] = False
+    elif not result.timed_out and (printed := printed_data(result.stdout)):
+        ctx.failed_run_data.append(printed)
     summary = result.stdout.strip() or "(no output)"
     return Outcome(
         ok=result.ok,
