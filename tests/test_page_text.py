@@ -94,7 +94,8 @@ def test_the_model_can_read_one_section_or_on_from_an_offset() -> None:
     # on it (an empty answer read like a page without docs, and cost a real model a call)
     missing = shape(README, 2000, section="Benchmarks")
     assert missing.text == shape(README, 2000).text and "Usage" in missing.sections
-    assert any("No section is titled like 'Benchmarks'" in note for note in missing.notes)
+    assert missing.section_missing.startswith("No section is titled like 'Benchmarks'")
+    assert not any("Benchmarks" in note for note in missing.notes)  # said once, apart from the notes
     whole = clean(README)
     window = shape(README, 500, offset=600)
     assert window.text == whole[600:1100] and "offset=1100" in " ".join(window.notes)

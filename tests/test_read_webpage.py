@@ -302,6 +302,21 @@ def test_package_page_is_read_through_json_metadata(server: LocalServer, setting
     assert [r.path for r in server.requests] == ["/pypi/widget/json"]
 
 
+def test_a_section_no_title_matches_is_said_first_not_among_the_notes(server: LocalServer, settings: Settings) -> None:
+    meta = {
+        "info": {**WIDGET_META["info"], "description": "# Widget\n\n## Install\n\npip it\n\n## Usage\n\nwords(42)\n"}
+    }
+    server.route("/pypi/widget/json", body=meta)
+    result = read_webpage(server.url("/project/widget/"), section="Quick Start", settings=settings)
+    assert result["ok"] is True and "words(42)" in result["text"]
+    # Real models read past it at the end of the note: it comes before the text, on its own.
+    keys = list(result)
+    assert keys.index("section_missing") < keys.index("text")
+    assert "'Quick Start'" in result["section_missing"] and "Quick Start" not in result["note"]
+    found = read_webpage(server.url("/project/widget/"), section="usage", settings=settings)
+    assert "section_missing" not in found and found["text"].startswith("## Usage")
+
+
 def test_package_version_page_falls_back_to_the_latest(server: LocalServer, settings: Settings) -> None:
     server.route("/pypi/widget/json", body=WIDGET_META)
     result = read_webpage(server.url("/project/Widget/1.0/"), settings=settings)

@@ -12,7 +12,7 @@ were left out and can read on: one section by title, or the cleaned text from an
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 _BADGE_ITEM = re.compile(
     r"\[!\[[^\]]*\]\([^)]*\)\]\([^)]*\)"  # [![alt](img)](link)
@@ -126,6 +126,8 @@ class Shaped:
     notes: list[str]
     sections: list[str]  # every section title, for the model to ask for
     truncated: bool
+    # Said apart from the notes, first in the answer: real models read past it in the notes.
+    section_missing: str = ""
 
 
 def shape(text: str, max_chars: int, *, section: str | None = None, offset: int | None = None) -> Shaped:
@@ -148,10 +150,17 @@ def shape(text: str, max_chars: int, *, section: str | None = None, offset: int 
             return chosen
         # An empty answer reads like a page without docs and costs the model a call: give the
         # page as a first read would, usage first, and say so.
-        notes.append(
-            f"No section is titled like {section!r}, so this is the page with its install and usage "
-            "sections first; the sections are listed in 'sections'."
+        missing = (
+            f"No section is titled like {section!r}: this is the page with its install and usage "
+            "sections first, and the titles it has are in 'sections'."
         )
+        return replace(_whole(parts, cleaned, max_chars, offset, notes, titles), section_missing=missing)
+    return _whole(parts, cleaned, max_chars, offset, notes, titles)
+
+
+def _whole(
+    parts: list[Section], cleaned: str, max_chars: int, offset: int | None, notes: list[str], titles: list[str]
+) -> Shaped:
     if offset is not None or len(cleaned) <= max_chars or not titles:
         return _window(cleaned, max(offset or 0, 0), max_chars, notes, titles)
     return _preferred_first(parts, max_chars, notes, titles, len(cleaned))

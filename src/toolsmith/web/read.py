@@ -365,6 +365,8 @@ def _finish(
         shaped = page_text.shape_window(text, view.max_chars, view.offset)
     if not text.strip():
         notes.append("The page has no readable text.")
+    if shaped.section_missing:
+        result["section_missing"] = shaped.section_missing
     result.update(
         {
             "text": shaped.text,
