@@ -142,13 +142,23 @@ def test_anti_mock_refusal_goes_back_to_the_model(tmp_path: Path) -> None:
 
 
 def test_nudge_is_bounded(tmp_path: Path) -> None:
+    run = reply(tool_call("code_interpreter", {"code": VERIFY}))
     with rig(tmp_path, max_nudges=2) as r:
-        r.model.add(
-            reply(tool_call("code_interpreter", {"code": VERIFY})), final("60 days"), final("60 days"), final("60 days")
-        )
+        # newly verified data before each answer: reminded each time, up to the bound
+        r.model.add(run, final("60 days"), run, final("60 days"), run, final("60 days"))
         result = r.agent().run_task("days between 2020-01-01 and 2020-03-01")
         assert r.guards().count("nudge") == 2
-        assert result.status == "answered" and result.model_calls == 4
+        assert result.status == "answered" and result.model_calls == 6
+        r.model.assert_complete()
+
+
+def test_a_nudge_is_not_repeated_for_the_same_evidence(tmp_path: Path) -> None:
+    """A model that answers again after a reminder, with nothing newly verified, has decided."""
+    with rig(tmp_path, max_nudges=2) as r:
+        r.model.add(reply(tool_call("code_interpreter", {"code": VERIFY})), final("60 days"), final("60 days"))
+        result = r.agent().run_task("days between 2020-01-01 and 2020-03-01")
+        assert r.guards().count("nudge") == 1
+        assert result.status == "answered" and result.model_calls == 3
         r.model.assert_complete()
 
 

@@ -185,12 +185,12 @@ def test_the_nudge_offers_an_honest_way_out(tmp_path: Path) -> None:
             reply(tool_call("code_interpreter", {"code": "print('unrelated output')"})),
             final(honest),
             final(honest),
-            final(honest),
         )
         result = r.agent().run_task("What is the latest price of ACME Corp?")
         nudges = [e.message for e in r.of_type("guard_fired") if e.guard == "nudge"]
-        assert len(nudges) == 2 and "say so honestly" in nudges[0]
+        assert len(nudges) == 1 and "say so honestly" in nudges[0]  # once: the model's answer stands
         assert result.status == "answered" and result.answer == honest and len(r.library) == 0
+        r.model.assert_complete()
 
 
 # -- budgets -----------------------------------------------------------------------------

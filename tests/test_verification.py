@@ -114,3 +114,35 @@ def test_a_failed_run_keeps_the_data_it_printed_before_failing() -> None:
 def test_printed_data_backs_a_tested_value_only_when_it_shows_it(expected: list[object], shown: bool) -> None:
     evidence = "python: 3.11.7 pint: 0.25.3\n85 m^2 = 914.9323854203266 foot ** 2"
     assert backs(evidence, expected) is shown
+
+
+YFINANCE_OFFLINE = (
+    "last_price ERROR DNSError('Failed to perform, curl: (6) Could not resolve host: quotes.example.')\n"
+    "currency ERROR KeyError('currency')\n"
+    "Empty DataFrame\n"
+    "Columns: [Open, High, Low, Close, Adj Close, Volume]\n"
+    "Index: []\n"
+    "now UTC: 2026-12-03T18:00:10.127151+00:00\n"
+)
+
+
+def test_an_empty_frame_and_the_clock_beside_failures_verify_nothing() -> None:
+    """A real model's market-data run, offline: every field failed, the history came back
+    empty, and the one line left was the time it ran. It had been counted as real data, and
+    the nudge pushed twice to store a tool for an impossible task."""
+    verdict = judge(True, YFINANCE_OFFLINE)
+    assert not verdict.verified and verdict.reason == "it printed only failures and the time"
+    assert not judge(True, "Empty DataFrame\nColumns: [Close]\nIndex: []\n").verified
+
+
+@pytest.mark.parametrize(
+    "stdout",
+    [
+        "Berlin: 2026-11-02 17:00\nShanghai: 2026-11-03 00:00\n",  # times are a conversion's answer
+        "now UTC: 2026-12-03T18:00:10+00:00\n",  # the clock alone, with no failure beside it
+        "       Open  Close\n2026-01-02   1.0    2.0\n",  # a frame with rows is data
+        "warning: slow\nEmpty DataFrame\nColumns: [Close]\nIndex: []\nrows: 12\n",  # data after the empty frame
+    ],
+)
+def test_times_and_frames_that_are_data_still_verify(stdout: str) -> None:
+    assert judge(True, stdout).verified

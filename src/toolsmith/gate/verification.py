@@ -10,7 +10,8 @@ traceback, an exception or warning line, a typical network or HTTP failure messa
 caught exception printed with a label (``quote error: DNSError(...)``), a package's
 version alone (``yfinance 1.7.0``: the import works, no data came), a connectivity
 probe's line beside failures (``index.example -> 203.0.113.80``: the network, not data), or
-an empty value (``None``, ``[]``, ``{}``). The run verifies when at least one line is left: a run whose
+an empty value (``None``, ``[]``, ``{}``, pandas' ``Empty DataFrame``). Beside failures,
+lines that only read the clock show nothing either. The run verifies when at least one line is left: a run whose
 output is a diagnosis of failure verifies nothing, so nothing pushes to store its code.
 It is a pure function so it can be tested on its own and reused by any caller.
 
@@ -56,6 +57,15 @@ _PROBE_LINE = re.compile(
 # A line that only says which version of a package is installed: the import works, nothing more.
 _VERSION_LINE = re.compile(r"^[a-z][\w.\-]*(?:\s+version)?(?:\s*[:=]\s*|\s+)v?\d+(?:\.\d+)+\S*$", re.IGNORECASE)
 _EMPTY_VALUES = frozenset({"none", "null", "nan", "[]", "{}", "()", "''", '""', "set()"})
+# pandas prints an empty frame as three lines: "Empty DataFrame", its columns, "Index: []".
+_EMPTY_FRAME = re.compile(r"^Empty (?:DataFrame|Series)\b")
+_EMPTY_FRAME_PART = re.compile(r"^(?:Columns|Index): \[.*\]$")
+# A line that only reads the clock (a label, then a date and time): the machine's time, not
+# data a library fetched ("now UTC: 2026-12-03T18:00:10+00:00").
+_CLOCK_LINE = re.compile(
+    r"^(?:[\w ]{0,30}[:=]\s*)?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2}|\s*UTC)?$",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -84,7 +94,7 @@ def _data_lines(lines: list[str]) -> list[str]:
     """The lines that are not noise; a traceback block (its frames, the source lines it
     quotes and its closing exception line) is noise as a whole."""
     data: list[str] = []
-    in_traceback = False
+    in_traceback = in_empty_frame = False
     for line in lines:
         if line.startswith("Traceback (most recent call last)"):
             in_traceback = True
@@ -92,6 +102,12 @@ def _data_lines(lines: list[str]) -> list[str]:
         if in_traceback:
             in_traceback = line[:1].isspace()
             continue
+        if _EMPTY_FRAME.match(line.strip()):
+            in_empty_frame = True
+            continue
+        if in_empty_frame and _EMPTY_FRAME_PART.match(line.strip()):
+            continue
+        in_empty_frame = False
         if not is_noise(line):
             data.append(line.rstrip())
     return data
@@ -107,10 +123,14 @@ def judge(ok: bool, stdout: str, *, limit: int = 2000) -> Verdict:
     data = _data_lines(lines)
     if not data:
         return Verdict(False, reason="it printed only errors, tracebacks or empty values")
-    if all(_PROBE_LINE.match(line.strip()) for line in data) and any(_failed(line) for line in lines):
-        # A network check beside its failures ("index.example -> 203.0.113.80"): it shows what the
-        # network reaches, not the data; alone, the same line may be a DNS tool's answer.
-        return Verdict(False, reason="it printed only a network check and failures")
+    if any(_failed(line) for line in lines):
+        # Beside failures, a network check ("index.example -> 203.0.113.80") shows what the
+        # network reaches and a clock reading shows the time, not data a library fetched;
+        # alone, either may be a tool's answer (a DNS lookup, a time zone conversion).
+        if all(_PROBE_LINE.match(line.strip()) for line in data):
+            return Verdict(False, reason="it printed only a network check and failures")
+        if all(_CLOCK_LINE.match(line.strip()) for line in data):
+            return Verdict(False, reason="it printed only failures and the time")
     return Verdict(True, evidence="\n".join(data).strip()[:limit])
 
 
