@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import platform
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -389,3 +390,15 @@ def test_real_package_page_returns_the_readme(tmp_path: Path) -> None:
     assert result["package"]["name"].lower() == "humanize"
     assert "naturalsize" in result["text"]  # from the README's examples
     assert result["untrusted"] is True
+
+
+def test_a_release_the_sandbox_python_cannot_install_is_said(server: LocalServer, settings: Settings) -> None:
+    """A real model read Pint 0.26's page (Python >= 3.12) and the sandbox, on 3.11, quietly got
+    0.25: the page says so, and says nothing when the release fits."""
+    newer = {"info": {**WIDGET_META["info"], "requires_python": ">=99"}}
+    server.route("/pypi/widget/json", body=newer)
+    result = read_webpage(server.url("/project/widget/"), settings=settings)
+    assert "needs Python >=99" in result["note"] and platform.python_version() in result["note"]
+    server.route("/pypi/widget/json", body=WIDGET_META)  # >=3.9
+    fits = read_webpage(server.url("/project/widget/"), settings=settings)
+    assert "needs Python" not in fits["note"]

@@ -74,14 +74,18 @@ def pre_retrieval_note(hits: Sequence[SearchHit], *, library_size: int, listed: 
     if not hits:
         # Only the task's words were searched: a tool worded otherwise, or in another
         # language, may still fit, and the list below may show it.
-        then = (
-            "If a tool listed below fits, call it; if none does, build the tool the task needs."
-            if listed
-            else "Build the tool the task needs."
-        )
+        # Real models read "none matched" as "no tool fits" before reaching the list, so a
+        # listed library says first that the words alone decided.
+        if listed:
+            return (
+                f"[toolsmith] The program searched all {library_size} tools of the library for this task's "
+                "words and no tool shares them, but a tool may still fit a task worded otherwise or in "
+                "another language. If a tool listed below fits, call it; if none does, build the tool the "
+                "task needs."
+            )
         return (
             f"[toolsmith] The program searched all {library_size} tools of the library for this task's "
-            f"words: none matched them. {then}"
+            "words: none matched them. Build the tool the task needs."
         )
     lines = [
         "[toolsmith] The program searched the tool library for this task. These stored tools share "

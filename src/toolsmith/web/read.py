@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import html as htmllib
+import platform
 import re
 import time
 from collections.abc import Callable
@@ -22,6 +23,7 @@ from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
 import httpx
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from toolsmith.calls import JSONObject
 from toolsmith.config import Settings
@@ -187,6 +189,8 @@ def _read_package(
             "web_search to find the right package name.",
         )
     text = _package_text(info)
+    if (python := _unsupported_python(info.requires_python)) is not None:
+        notes.append(python)
     result: JSONObject = {
         "ok": True,
         "url": url,
@@ -345,6 +349,22 @@ def strip_tags(page: str) -> str:
     text = htmllib.unescape(_TAG.sub(" ", text))
     lines = (" ".join(line.split()) for line in text.splitlines())
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+def _unsupported_python(requires: str, running: str | None = None) -> str | None:
+    """A word when this release does not install on the sandbox's Python (the one toolsmith
+    runs under): the installer then quietly picks an older release, whose API may differ from
+    the docs shown (a real model read Pint 0.26's page and got 0.25 on Python 3.11)."""
+    running = running or platform.python_version()
+    try:
+        if not requires or SpecifierSet(requires).contains(running, prereleases=True):
+            return None
+    except InvalidSpecifier:
+        return None
+    return (
+        f"This release needs Python {requires}; the sandbox runs Python {running}, so installing it "
+        "there gets the newest release that supports that Python, which may differ from these docs."
+    )
 
 
 # -- shaping the answer ------------------------------------------------------------------
