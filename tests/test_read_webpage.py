@@ -14,6 +14,7 @@ from helpers_http import LocalServer
 from toolsmith.agent.metatools.read_webpage import SCHEMA as READ_WEBPAGE_SCHEMA
 from toolsmith.config import Settings
 from toolsmith.packages.index import PackageIndex
+from toolsmith.web import docs_fallback
 from toolsmith.web import read as rw
 from toolsmith.web.read import UNTRUSTED_NOTE, read_webpage
 
@@ -402,3 +403,66 @@ def test_a_release_the_sandbox_python_cannot_install_is_said(server: LocalServer
     server.route("/pypi/widget/json", body=WIDGET_META)  # >=3.9
     fits = read_webpage(server.url("/project/widget/"), settings=settings)
     assert "needs Python" not in fits["note"]
+
+
+def test_an_unreachable_docs_site_is_read_from_its_package_page(server: LocalServer, settings: Settings) -> None:
+    """Three of four real-model players went to a library's docs site first, which this kind
+    of machine cannot reach, and spent a call on the index page after it: read it at once."""
+    meta = {"info": {**WIDGET_META["info"], "home_page": "https://widget-docs.invalid/pywidget/"}}
+    server.route("/pypi/widget/json", body=meta)  # /pypi/pywidget/json, the first guess, is a 404
+    result = read_webpage("https://widget-docs.invalid/pywidget/quick.html", settings=settings, timeout_s=5)
+    assert result["ok"] is True and "README-BODY" in result["text"]
+    assert list(result)[:3] == ["ok", "url", "read_instead"]
+    assert "Could not connect to widget-docs.invalid" in result["read_instead"] and "widget" in result["read_instead"]
+    assert result["url"] == "https://widget-docs.invalid/pywidget/quick.html"
+    assert [r.path for r in server.requests] == ["/pypi/pywidget/json", "/pypi/widget/json", "/pypi/widget/json"]
+
+
+def test_of_two_packages_linking_to_the_site_the_one_with_the_docs_is_read(
+    server: LocalServer, settings: Settings
+) -> None:
+    site = "https://widget-docs.invalid/pywidget/"
+    stub = {
+        "info": {**WIDGET_META["info"], "name": "pywidget", "description": "A stub: install widget.", "home_page": site}
+    }
+    server.route("/pypi/pywidget/json", body=stub)  # the old name, kept as a stub (as pyephem is for ephem)
+    server.route("/pypi/widget/json", body={"info": {**WIDGET_META["info"], "home_page": site}})
+    result = read_webpage(site + "quick.html", settings=settings, timeout_s=5)
+    assert result["ok"] is True and result["title"] == "widget 2.0.1" and "README-BODY" in result["text"]
+
+
+def test_a_package_that_does_not_link_to_the_site_does_not_stand_in_for_it(
+    server: LocalServer, settings: Settings
+) -> None:
+    server.route("/pypi/widget/json", body=WIDGET_META)  # links to example.invalid/widget only
+    result = read_webpage("https://other-docs.invalid/widget/intro.html", settings=settings, timeout_s=5)
+    assert result["ok"] is False and "Could not connect to other-docs.invalid" in result["error"]
+    assert "read_instead" not in result
+
+
+@pytest.mark.parametrize(
+    ("url", "names"),
+    [
+        ("https://rhodesmill.org/pyephem/quick.html", ["pyephem", "ephem"]),
+        ("https://pint.readthedocs.io/en/stable/", ["pint"]),
+        ("https://github.com/mozillazg/python-pinyin/blob/master/README.md", ["mozillazg", "python-pinyin", "pinyin"]),
+        ("https://docs.example.org/index.html", []),
+    ],
+)
+def test_package_guesses_come_from_the_sites_words(url: str, names: list[str]) -> None:
+    assert docs_fallback.guesses(url) == names
+
+
+@pytest.mark.parametrize(
+    ("link", "url", "linked"),
+    [
+        ("http://rhodesmill.org/pyephem/", "https://rhodesmill.org/pyephem/quick.html", True),
+        ("https://pint.readthedocs.io/", "https://pint.readthedocs.io/en/stable/", True),
+        ("https://github.com/hgrecco/pint", "https://github.com/hgrecco/pint/tree/master/docs", True),
+        ("https://github.com/hgrecco/pint", "https://github.com/someone/pint", False),  # a shared host
+        ("https://rhodesmill.org/skyfield/", "https://rhodesmill.org/pyephem/", False),
+        ("https://pint.readthedocs.io/", "https://pandas.readthedocs.io/", False),
+    ],
+)
+def test_a_guess_counts_only_when_its_package_links_to_the_site(link: str, url: str, linked: bool) -> None:
+    assert docs_fallback.links_to(link, url) is linked

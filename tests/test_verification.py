@@ -131,8 +131,12 @@ def test_an_empty_frame_and_the_clock_beside_failures_verify_nothing() -> None:
     empty, and the one line left was the time it ran. It had been counted as real data, and
     the nudge pushed twice to store a tool for an impossible task."""
     verdict = judge(True, YFINANCE_OFFLINE)
-    assert not verdict.verified and verdict.reason == "it printed only failures and the time"
+    assert not verdict.verified and verdict.reason == "it printed only failures, the time or empty values"
     assert not judge(True, "Empty DataFrame\nColumns: [Close]\nIndex: []\n").verified
+    # the same run printed otherwise: a count of nothing beside the failures
+    assert not judge(True, "yfinance 1.7.0\nlast_price ERROR DNSError('x')\nrows 0\n").verified
+    assert judge(True, "rows 0\n").verified  # alone, a zero may be the answer
+    assert judge(True, "last_price ERROR DNSError('x')\nrows 12\n").verified  # rows came back
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,9 @@ caught exception printed with a label (``quote error: DNSError(...)``), a packag
 version alone (``yfinance 1.7.0``: the import works, no data came), a connectivity
 probe's line beside failures (``index.example -> 203.0.113.80``: the network, not data), or
 an empty value (``None``, ``[]``, ``{}``, pandas' ``Empty DataFrame``). Beside failures,
-lines that only read the clock show nothing either. The run verifies when at least one line is left: a run whose
-output is a diagnosis of failure verifies nothing, so nothing pushes to store its code.
+lines that only read the clock or label an empty value ("rows 0") show nothing either.
+The run verifies when at least one line is left: a run whose output is a diagnosis of
+failure verifies nothing, so nothing pushes to store its code.
 It is a pure function so it can be tested on its own and reused by any caller.
 
 A run that printed its data and then failed on a later line (exploring a second call of
@@ -64,6 +65,11 @@ _EMPTY_FRAME_PART = re.compile(r"^(?:Columns|Index): \[.*\]$")
 # data a library fetched ("now UTC: 2026-12-03T18:00:10+00:00").
 _CLOCK_LINE = re.compile(
     r"^(?:[\w ]{0,30}[:=]\s*)?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2}|\s*UTC)?$",
+    re.IGNORECASE,
+)
+# A label with an empty value ("rows 0", "price: None"): beside failures, what came back empty.
+_EMPTY_LABELLED = re.compile(
+    r"^(?:[\w .-]{1,30}?\s*[:=]?\s+|[\w .-]{1,30}?[:=]\s*)?(?:0|0\.0+|none|null|nan|\[\]|\{\}|\(\)|''|\"\"|empty)$",
     re.IGNORECASE,
 )
 
@@ -129,8 +135,8 @@ def judge(ok: bool, stdout: str, *, limit: int = 2000) -> Verdict:
         # alone, either may be a tool's answer (a DNS lookup, a time zone conversion).
         if all(_PROBE_LINE.match(line.strip()) for line in data):
             return Verdict(False, reason="it printed only a network check and failures")
-        if all(_CLOCK_LINE.match(line.strip()) for line in data):
-            return Verdict(False, reason="it printed only failures and the time")
+        if all(_CLOCK_LINE.match(line.strip()) or _EMPTY_LABELLED.match(line.strip()) for line in data):
+            return Verdict(False, reason="it printed only failures, the time or empty values")
     return Verdict(True, evidence="\n".join(data).strip()[:limit])
 
 

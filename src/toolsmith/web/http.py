@@ -38,6 +38,7 @@ class Fetched:
     capped: bool = False
     redirects: list[str] = field(default_factory=list)
     error: str | None = None
+    unreachable: bool = False  # no connection at all (DNS, refused): the host, not the page
 
 
 def scheme_error(url: str) -> str | None:
@@ -93,6 +94,7 @@ def fetch(
     except httpx.ConnectError as exc:
         host = urlsplit(current).hostname or current
         result.error = f"Could not connect to {host} (DNS or connection failure: {exc})."
+        result.unreachable = True
     except httpx.HTTPError as exc:
         result.error = f"Fetching {current} failed: {type(exc).__name__}: {exc}"
     return result

@@ -29,8 +29,8 @@ from toolsmith.calls import JSONObject
 from toolsmith.config import Settings
 from toolsmith.errors import ConfigError, PackageError
 from toolsmith.packages.index import PackageIndex, ProjectInfo, normalize_name, pip_default_index
+from toolsmith.web import docs_fallback, page_text
 from toolsmith.web import http as _http
-from toolsmith.web import page_text
 
 DEFAULT_MAX_CHARS = 12000
 MAX_CHARS_LIMIT = 200_000
@@ -127,8 +127,51 @@ def _read(url: Any, settings: Settings, client: httpx.Client | None, view: _View
         if own:
             http.close()
     if fetched.error:
+        if fetched.unreachable and page is None:
+            instead = _package_behind(url, fetched.error, settings, client, timeout_s, view)
+            if instead is not None:
+                return instead
         return _error(url, fetched.error, final_url=fetched.final_url or None)
     return _render(fetched, view, max_bytes)
+
+
+def _package_behind(
+    url: str, error: str, settings: Settings, client: httpx.Client | None, timeout_s: float, view: _View
+) -> JSONObject | None:
+    """The index page of the package whose metadata links to ``url``'s unreachable site, or None."""
+    found = _linking_projects(url, settings, client, timeout_s)
+    if not found:
+        return None
+    # Of several (pyephem, a stub that only depends on ephem, and ephem), the one with the docs.
+    name = max(found, key=lambda info: len(info.description)).name
+    answer = _read_package(url, (name, None), settings, client, timeout_s, view)
+    if answer is None or not answer.get("ok"):
+        return None
+    host = urlsplit(url).hostname or url
+    said = (
+        f"{error} This machine reaches the package index, so this is the page of {name}, whose "
+        f"project links point to {host}: its README is the same documentation."
+    )
+    first: JSONObject = {"ok": True, "url": url, "read_instead": said}  # before the text, where it is read
+    return {**first, **answer}
+
+
+def _linking_projects(url: str, settings: Settings, client: httpx.Client | None, timeout_s: float) -> list[ProjectInfo]:
+    """The projects, among those ``url``'s words suggest, whose own links point to its site."""
+    index = PackageIndex(settings.index_url, cache_dir=settings.cache_dir, client=client, timeout_s=timeout_s)
+    found: list[ProjectInfo] = []
+    try:
+        for guess in docs_fallback.guesses(url):
+            try:
+                info = index.info(guess)
+            except (httpx.HTTPError, PackageError, ValueError):
+                return []  # the index is out of reach too: the original error stands
+            links = [info.home_page, *info.project_urls.values()] if info is not None else []
+            if info is not None and any(docs_fallback.links_to(link, url) for link in links if link):
+                found.append(info)
+    finally:
+        index.close()
+    return found
 
 
 # -- package pages -----------------------------------------------------------------------
