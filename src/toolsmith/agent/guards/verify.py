@@ -10,12 +10,12 @@ and the gate runs them before anything is stored.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any, ClassVar
+from collections.abc import Iterator, Mapping
+from typing import ClassVar, cast
 
 from toolsmith.agent.context import TaskContext
 from toolsmith.agent.guards.base import Guard
-from toolsmith.calls import Call
+from toolsmith.calls import Call, JSONValue
 from toolsmith.gate.verification import backs
 from toolsmith.library import testcases as tooltests
 
@@ -44,7 +44,7 @@ class VerifyBeforeCreate(Guard[None]):
         return REFUSAL + AFTER_A_FAILED_RUN
 
 
-def tested_values(args: dict[str, Any]) -> Iterator[object]:
+def tested_values(args: Mapping[str, object]) -> Iterator[object]:
     """The values the call's test cases expect, less those that only echo the case's arguments."""
     try:
         cases, _ = tooltests.read_cases(args.get("tests"), _parameters(args))
@@ -56,9 +56,9 @@ def tested_values(args: dict[str, Any]) -> Iterator[object]:
             yield from (value for value in _leaves(part) if _key(value) not in given)
 
 
-def _parameters(args: dict[str, Any]) -> dict[str, Any] | None:
+def _parameters(args: Mapping[str, object]) -> Mapping[str, JSONValue] | None:
     parameters = args.get("parameters")
-    return parameters if isinstance(parameters, dict) else None
+    return cast("Mapping[str, JSONValue]", parameters) if isinstance(parameters, dict) else None
 
 
 def _leaves(value: object) -> Iterator[object]:
