@@ -444,8 +444,12 @@ def test_a_package_that_does_not_link_to_the_site_does_not_stand_in_for_it(
     ("url", "names"),
     [
         ("https://rhodesmill.org/pyephem/quick.html", ["pyephem", "ephem"]),
-        ("https://pint.readthedocs.io/en/stable/", ["pint"]),
-        ("https://github.com/mozillazg/python-pinyin/blob/master/README.md", ["mozillazg", "python-pinyin", "pinyin"]),
+        ("https://pint.readthedocs.io/en/stable/", ["pint", "python-pint"]),
+        ("https://dateutil.readthedocs.io/en/stable/easter.html", ["dateutil", "python-dateutil"]),
+        (
+            "https://github.com/mozillazg/python-pinyin/blob/master/README.md",
+            ["mozillazg", "python-pinyin", "pinyin", "python-mozillazg"],
+        ),
         ("https://docs.example.org/index.html", []),
     ],
 )

@@ -32,8 +32,11 @@ def guesses(url: str) -> list[str]:
     if len(labels) >= 3 and labels[0] not in _GENERIC_LABELS:
         words.append(labels[0])  # pint.readthedocs.io, ranaroussi.github.io
     words += [s.lower() for s in parts.path.split("/") if s][:2]
+    words = [w for w in words if "." not in w and w not in _NOT_NAMES]
     found: list[str] = []
-    for name in _variants(w for w in words if "." not in w and w not in _NOT_NAMES):
+    # The words as they are and without an affix first; then with "python-", the name many
+    # projects publish under (dateutil.readthedocs.io is python-dateutil's).
+    for name in [*_variants(words), *(f"python-{w}" for w in words if not w.startswith("py"))]:
         if name not in found:
             found.append(name)
     return found[:MAX_GUESSES]
