@@ -53,6 +53,7 @@ from toolsmith.errors import ConfigError, LibraryError, SandboxUnavailableError,
 from toolsmith.library import Status, ToolLibrary, ToolVersion
 from toolsmith.library.schema import argument_problems
 from toolsmith.mcp.auth import HttpAuth, StaticTokenVerifier, auth_settings, resolve_auth
+from toolsmith.mcp.memory import release_large_blocks
 from toolsmith.mcp.stdio import pipe_stdio
 from toolsmith.sandbox import Sandbox
 from toolsmith.service import rollback
@@ -477,6 +478,7 @@ def serve(settings: Settings, options: ServeOptions, *, solver: TaskSolver | Non
     if options.transport not in ("stdio", "http"):
         raise ConfigError(f"Unknown transport {options.transport!r}: use stdio or http.", setting="--transport")
     configure_logging()
+    release_large_blocks()  # a server runs for weeks: large results must not keep their memory
     library = ToolLibrary.open(settings)
     sandbox = Sandbox(settings)
     try:
