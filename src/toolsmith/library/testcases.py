@@ -202,10 +202,10 @@ def contains(value: Any, part: Any) -> bool:
         return all(contains(value, item) for item in part)
     if isinstance(part, str):
         return part in json.dumps(value, ensure_ascii=False, default=str) or any(
-            isinstance(leaf, str) and part in leaf for leaf in _leaves(value)
+            isinstance(leaf, str) and part in leaf for leaf in leaves(value)
         )
     if isinstance(part, (int, float)) and not isinstance(part, bool):
-        return any(same(leaf, part) for leaf in _leaves(value) if isinstance(leaf, (int, float)))
+        return any(same(leaf, part) for leaf in leaves(value) if isinstance(leaf, (int, float)))
     if not isinstance(part, dict):
         return False
     if isinstance(value, dict) and _includes(value, part):
@@ -228,13 +228,14 @@ def _includes(value: Mapping[str, Any], part: Mapping[str, Any]) -> bool:
     return True
 
 
-def _leaves(value: Any) -> Iterator[Any]:
+def leaves(value: Any) -> Iterator[Any]:
+    """Every scalar inside ``value``, however deep its dicts and lists nest it."""
     if isinstance(value, dict):
         for item in value.values():
-            yield from _leaves(item)
+            yield from leaves(item)
     elif isinstance(value, (list, tuple)):
         for item in value:
-            yield from _leaves(item)
+            yield from leaves(item)
     else:
         yield value
 

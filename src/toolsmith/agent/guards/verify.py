@@ -51,25 +51,14 @@ def tested_values(args: Mapping[str, object]) -> Iterator[object]:
     except ValueError:  # the gate says what is wrong with them; here they back nothing
         return
     for case in cases:
-        given = set(map(_key, _leaves(case["args"])))
+        given = set(map(_key, tooltests.leaves(case["args"])))
         for part in (case.get("expect"), case.get("contains")):
-            yield from (value for value in _leaves(part) if _key(value) not in given)
+            yield from (v for v in tooltests.leaves(part) if v is not None and _key(v) not in given)
 
 
 def _parameters(args: Mapping[str, object]) -> Mapping[str, JSONValue] | None:
     parameters = args.get("parameters")
     return cast("Mapping[str, JSONValue]", parameters) if isinstance(parameters, dict) else None
-
-
-def _leaves(value: object) -> Iterator[object]:
-    if isinstance(value, dict):
-        for item in value.values():
-            yield from _leaves(item)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            yield from _leaves(item)
-    elif value is not None:
-        yield value
 
 
 def _key(value: object) -> str:
