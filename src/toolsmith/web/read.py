@@ -139,38 +139,35 @@ def _package_behind(
     url: str, error: str, settings: Settings, client: httpx.Client | None, timeout_s: float, view: _View
 ) -> JSONObject | None:
     """The index page of the package whose metadata links to ``url``'s unreachable site, or None."""
-    found = _linking_projects(url, settings, client, timeout_s)
+    index = PackageIndex(settings.index_url, cache_dir=settings.cache_dir, client=client, timeout_s=timeout_s)
+    try:
+        found = _linking_projects(url, index)
+    finally:
+        index.close()
     if not found:
         return None
     # Of several (pyephem, a stub that only depends on ephem, and ephem), the one with the docs.
-    name = max(found, key=lambda info: len(info.description)).name
-    answer = _read_package(url, (name, None), settings, client, timeout_s, view)
-    if answer is None or not answer.get("ok"):
-        return None
+    info = max(found, key=lambda project: len(project.description))
     host = urlsplit(url).hostname or url
     said = (
-        f"{error} This machine reaches the package index, so this is the page of {name}, whose "
+        f"{error} This machine reaches the package index, so this is the page of {info.name}, whose "
         f"project links point to {host}: its README is the same documentation."
     )
     first: JSONObject = {"ok": True, "url": url, "read_instead": said}  # before the text, where it is read
-    return {**first, **answer}
+    return {**first, **_package_answer(url, info, index.json_api_url, view, [])}
 
 
-def _linking_projects(url: str, settings: Settings, client: httpx.Client | None, timeout_s: float) -> list[ProjectInfo]:
+def _linking_projects(url: str, index: PackageIndex) -> list[ProjectInfo]:
     """The projects, among those ``url``'s words suggest, whose own links point to its site."""
-    index = PackageIndex(settings.index_url, cache_dir=settings.cache_dir, client=client, timeout_s=timeout_s)
     found: list[ProjectInfo] = []
-    try:
-        for guess in docs_fallback.guesses(url):
-            try:
-                info = index.info(guess)
-            except (httpx.HTTPError, PackageError, ValueError):
-                return []  # the index is out of reach too: the original error stands
-            links = [info.home_page, *info.project_urls.values()] if info is not None else []
-            if info is not None and any(docs_fallback.links_to(link, url) for link in links if link):
-                found.append(info)
-    finally:
-        index.close()
+    for guess in docs_fallback.guesses(url):
+        try:
+            info = index.info(guess)
+        except (httpx.HTTPError, PackageError, ValueError):
+            return []  # the index is out of reach too: the original error stands
+        links = [info.home_page, *info.project_urls.values()] if info is not None else []
+        if info is not None and any(docs_fallback.links_to(link, url) for link in links if link):
+            found.append(info)
     return found
 
 
@@ -231,13 +228,18 @@ def _read_package(
             f"The package index has no project named {name!r}. Check the spelling, or use "
             "web_search to find the right package name.",
         )
+    return _package_answer(url, info, index.json_api_url, view, notes)
+
+
+def _package_answer(url: str, info: ProjectInfo, json_api_url: str, view: _View, notes: list[str]) -> JSONObject:
+    """A package's metadata and README as ``read_webpage`` answers with it."""
     text = _package_text(info)
     if (python := _unsupported_python(info.requires_python)) is not None:
         notes.append(python)
     result: JSONObject = {
         "ok": True,
         "url": url,
-        "final_url": index.json_api_url + normalize_name(info.name) + "/json",
+        "final_url": json_api_url + normalize_name(info.name) + "/json",
         "content_type": info.description_content_type or "text/plain",
         "title": f"{info.name} {info.version}".strip(),
         "source": "package index JSON metadata",
