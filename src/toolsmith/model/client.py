@@ -29,6 +29,7 @@ import openai
 
 from toolsmith.config.providers import LOCAL_PLACEHOLDER_KEY, ProviderConfig, is_loopback_url
 from toolsmith.errors import ModelConfigError, ModelError, ModelResponseError, ModelRetryExhausted, ModelTimeoutError
+from toolsmith.interrupts import caused_by
 from toolsmith.model.ban import check_endpoint_allowed
 from toolsmith.model.completion import DETAIL_LIMIT, parse_completion, read_body, redact
 from toolsmith.model.retry import DEFAULT_TIMEOUT_S, RetryPolicy, Stop, parse_retry_after
@@ -387,14 +388,7 @@ class ChatModel:
 
 def _refused(exc: BaseException) -> bool:
     """True when a refused connection (nothing listens at the port) lies behind ``exc``."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, ConnectionRefusedError):
-            return True
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return False
+    return caused_by(exc, ConnectionRefusedError)
 
 
 def _error_code(exc: openai.APIStatusError) -> str | None:
