@@ -90,3 +90,19 @@ def returning_spec(name: str, description: str, keywords: tuple[str, ...] = ()) 
         code=f"def run():\n    return {description!r}\n",
         keywords=keywords,
     )
+
+
+# The days_between tool as several test modules store it: one definition, so a change to its
+# code (which changes its hash) reaches them all alike.
+DAYS_SPEC = ToolSpec(
+    name="days_between",
+    description="Count the days between two ISO dates.",
+    parameters={
+        "type": "object",
+        "properties": {"start": {"type": "string"}, "end": {"type": "string"}},
+        "required": ["start", "end"],
+    },
+    code="from datetime import date\n\n\ndef run(start, end):\n"
+    "    return {'days': (date.fromisoformat(end) - date.fromisoformat(start)).days}\n",
+    test_args={"start": "2020-01-01", "end": "2020-03-01"},
+)

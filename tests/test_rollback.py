@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from agent_helpers import make_settings
-from library_backends import BACKENDS, library_target
+from library_backends import BACKENDS, DAYS_SPEC, library_target
 from toolsmith.config import Settings
 from toolsmith.library import Provenance, Status, ToolLibrary, ToolSpec
 from toolsmith.sandbox import Sandbox
@@ -24,17 +24,8 @@ from toolsmith.service.toolcall import call_stored_tool
 
 pytestmark = pytest.mark.slow  # every test runs several sandboxed processes
 
-V1 = ToolSpec(
-    name="days_between",
-    description="Count the days between two ISO dates.",
-    parameters={
-        "type": "object",
-        "properties": {"start": {"type": "string"}, "end": {"type": "string"}},
-        "required": ["start", "end"],
-    },
-    code="from datetime import date\n\n\ndef run(start, end):\n"
-    "    return {'days': (date.fromisoformat(end) - date.fromisoformat(start)).days}\n",
-    test_args={"start": "2020-01-01", "end": "2020-03-01"},
+V1 = replace(
+    DAYS_SPEC,
     tests=({"args": {"start": "2024-02-01", "end": "2024-03-01"}, "expect": {"days": 29}},),
 )
 # A "repair" whose every call breaks: it fails its own tests.

@@ -17,21 +17,11 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from cli_helpers import invoke
+from library_backends import DAYS_SPEC
 from toolsmith.cli import tools
-from toolsmith.library import Provenance, Status, ToolLibrary, ToolSpec
+from toolsmith.library import Provenance, Status, ToolLibrary
 
-DAYS = ToolSpec(
-    name="days_between",
-    description="Count the days between two ISO dates.",
-    parameters={
-        "type": "object",
-        "properties": {"start": {"type": "string"}, "end": {"type": "string"}},
-        "required": ["start", "end"],
-    },
-    code="from datetime import date\n\n\ndef run(start, end):\n"
-    "    return {'days': (date.fromisoformat(end) - date.fromisoformat(start)).days}\n",
-    test_args={"start": "2020-01-01", "end": "2020-03-01"},
-)
+DAYS = DAYS_SPEC
 # v2 says which version answered, so a test can tell the versions apart.
 DAYS_V2 = replace(DAYS, code=DAYS.code.replace("return {'days'", "return {'v': 2, 'days'"))
 FEED = replace(

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
+from library_backends import DAYS_SPEC
 from toolsmith.cli import review as review_cli
 from toolsmith.cli import tools as cli
 from toolsmith.config import Settings
@@ -22,18 +23,7 @@ from toolsmith.library import Provenance, Requirement, Status, ToolLibrary, Tool
 from toolsmith.packages.env import SyncReport
 from toolsmith.sandbox import Sandbox
 
-GOOD = ToolSpec(
-    name="days_between",
-    description="Count the days between two ISO dates.",
-    parameters={
-        "type": "object",
-        "properties": {"start": {"type": "string"}, "end": {"type": "string"}},
-        "required": ["start", "end"],
-    },
-    code="from datetime import date\n\n\ndef run(start, end):\n"
-    "    return {'days': (date.fromisoformat(end) - date.fromisoformat(start)).days}\n",
-    test_args={"start": "2020-01-01", "end": "2020-03-01"},
-)
+GOOD = DAYS_SPEC
 BROKEN = replace(
     GOOD,
     name="parse_feed",
