@@ -4,6 +4,9 @@
   default settings, over streamable HTTP in both protocol eras and over stdio, and each is
   sent once (text only above the structured-content size), so the tool's health record
   (a success) is what the client saw;
+* a result that does not reach the client (it closed the connection, or cancelled the
+  call, before the result was sent) counts as the tool's failure in its health record,
+  and one that does counts as a success;
 * the warm path under concurrency and faults is covered in ``tests/sandbox`` and
   ``tests/test_serving_admission.py``.
 """
@@ -12,10 +15,12 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
 
 pytest.importorskip("mcp")
@@ -23,12 +28,14 @@ pytest.importorskip("mcp")
 import mcp.types as types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from test_mcp import authorized, http_server, server_env
 from toolsmith.config import Settings
 from toolsmith.isolation.harness import MAX_RESULT_BYTES
 from toolsmith.library import Provenance, Status, ToolLibrary, ToolSpec
-from toolsmith.mcp.server import STRUCTURED_MAX_CHARS
+from toolsmith.mcp.results import STRUCTURED_MAX_CHARS
 
 BLOB_CODE = '''\
 """A text of the asked size."""
@@ -50,6 +57,27 @@ def blob_spec() -> ToolSpec:
         parameters={"type": "object", "properties": {"size": {"type": "integer"}}, "required": ["size"]},
         code=BLOB_CODE,
         test_args={"size": 10},
+    )
+
+
+SLEEPER_CODE = '''\
+"""Sleep a while, then say so."""
+import time
+
+
+def run(seconds: float) -> dict:
+    time.sleep(seconds)
+    return {"slept": seconds}
+'''
+
+
+def sleeper_spec() -> ToolSpec:
+    return ToolSpec(
+        name="sleeper",
+        description="Sleep for the given number of seconds.",
+        parameters={"type": "object", "properties": {"seconds": {"type": "number"}}, "required": ["seconds"]},
+        code=SLEEPER_CODE,
+        test_args={"seconds": 0},
     )
 
 
@@ -113,7 +141,7 @@ def test_a_result_near_the_cap_reaches_the_official_client_over_stdio(home: Path
 
 
 def test_small_results_carry_structured_content_and_large_ones_text_only() -> None:
-    from toolsmith.mcp.server import payload_result
+    from toolsmith.mcp.results import payload_result
 
     small: dict[str, Any] = {"ok": True, "result": {"n": 1}}
     result = payload_result(small)
@@ -121,3 +149,80 @@ def test_small_results_carry_structured_content_and_large_ones_text_only() -> No
     large = {"ok": True, "result": "y" * (STRUCTURED_MAX_CHARS + 1)}
     result = payload_result(large)
     assert result.structured_content is None and json.loads(result.content[0].text) == large  # type: ignore[union-attr]
+
+
+# --- delivery: a result the client never got is the tool's failure ------------------------
+
+SLOW_S = 2.0  # how long the slow call runs: well past the client's patience below
+PATIENCE_S = 0.3
+
+
+@pytest.fixture()
+def sleeper_home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    with ToolLibrary.open(Settings(home=home)) as library:
+        library.add(sleeper_spec(), provenance=Provenance(origin="test"), gate={"passed": True}, status=Status.ACTIVE)
+    return home
+
+
+def sleeper_stats(home: Path) -> Any:
+    with ToolLibrary(home / "library.db") as library:
+        return library.get("sleeper").stats
+
+
+def wait_for_calls(home: Path, calls: int) -> Any:
+    """The sleeper's health once ``calls`` calls are recorded (the server records after the call ends)."""
+    deadline = time.monotonic() + 60  # a bound for a broken server, not a timing assertion
+    while (stats := sleeper_stats(home)).calls < calls:
+        assert time.monotonic() < deadline, f"only {stats.calls} of {calls} calls were recorded"
+        time.sleep(0.05)
+    return stats
+
+
+def impatient(url: str, token: str) -> Any:
+    """The SDK's HTTP transport whose HTTP client gives up on a response after PATIENCE_S."""
+    client = httpx2.AsyncClient(
+        headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=PATIENCE_S)
+    )
+    return streamable_http_client(url, http_client=client)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_a_result_the_client_left_before_is_a_failure_in_the_tools_health(sleeper_home: Path, mode: str) -> None:
+    with http_server(server_env(sleeper_home)) as target:
+
+        async def main() -> None:
+            # The HTTP client gives up and closes the connection (its transport fails, and with
+            # it the client); the server still runs the call, and sends its result to nobody.
+            with pytest.raises(BaseException) as failed:  # noqa: PT011 - the transport's error type is not public
+                async with Client(impatient(target.url, target.token), mode=mode, read_timeout_seconds=60) as client:
+                    await client.call_tool("sleeper", {"seconds": SLOW_S})
+            assert "ReadTimeout" in repr(failed.value) or failed.group_contains(httpx2.ReadTimeout)
+            stats = await anyio.to_thread.run_sync(wait_for_calls, sleeper_home, 1)
+            assert (stats.calls, stats.failures) == (1, 1)
+            assert "not delivered" in (stats.last_error or "") and "closed the connection" in stats.last_error
+            # A quick call of a client that waits arrives, and counts as the success it was.
+            async with Client(authorized(target.url, target.token), mode=mode) as client:
+                result = await client.call_tool("sleeper", {"seconds": 0})
+                assert result.is_error is False and json.loads(result.content[0].text)["result"] == {"slept": 0}  # type: ignore[union-attr]
+
+        anyio.run(main)
+        stats = wait_for_calls(sleeper_home, 2)
+        assert (stats.calls, stats.failures, stats.consecutive_failures) == (2, 1, 0)
+
+
+@pytest.mark.slow
+def test_a_result_whose_client_gave_up_and_left_is_a_failure_in_the_tools_health(sleeper_home: Path) -> None:
+    """The SDK's own timeout (handshake era), then the client ends its session: the result goes nowhere."""
+    with http_server(server_env(sleeper_home)) as target:
+
+        async def main() -> None:
+            async with Client(authorized(target.url, target.token), mode="legacy") as client:
+                with pytest.raises(MCPError):
+                    await client.call_tool("sleeper", {"seconds": SLOW_S}, read_timeout_seconds=PATIENCE_S)
+
+        anyio.run(main)
+        stats = wait_for_calls(sleeper_home, 1)
+        assert (stats.calls, stats.failures) == (1, 1)
+        assert "not delivered" in (stats.last_error or "")

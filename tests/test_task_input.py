@@ -151,7 +151,8 @@ def test_solve_task_refuses_a_too_long_task_without_running_the_agent(tmp_path: 
     from mcp import Client
 
     from toolsmith.library import ToolLibrary
-    from toolsmith.mcp.server import LibraryTools, ListChangeWatcher, TaskSolver, build_server
+    from toolsmith.mcp.server import LibraryTools, ListChangeWatcher, build_server
+    from toolsmith.mcp.solve import TaskSolver
     from toolsmith.sandbox import Sandbox
 
     class NeverSolve(TaskSolver):

@@ -49,6 +49,7 @@ class FailureKind(str, Enum):
     KILLED = "killed"  # the process ended without a result (a limit, a signal, exit())
     EMPTY = "empty"  # a test run returned None or an empty value: it verified nothing
     WRONG_VALUE = "wrong_value"  # one of the tool's own test cases got another result than it expects
+    UNDELIVERED = "undelivered"  # the tool answered, but its result never reached the caller
     # the caller
     BAD_ARGUMENTS = "bad_arguments"  # the arguments do not fit the tool's parameters
     UNKNOWN_TOOL = "unknown_tool"  # no tool of that name

@@ -19,7 +19,7 @@ from toolsmith.cli.common import EXIT_CONFIG, cli_errors, fail, load_dotenv, loa
 
 if TYPE_CHECKING:
     from toolsmith.config import Settings
-    from toolsmith.mcp.server import TaskSolver
+    from toolsmith.mcp.solve import TaskSolver
 
 INSTALL_HINT = "pip install 'toolsmith[mcp]'"
 SDK_MAJOR = 2
@@ -85,7 +85,7 @@ def _require_sdk() -> None:
 def _solver(settings: Settings) -> TaskSolver:
     """The agent behind solve_task; a missing model key fails here, before serving anything."""
     from toolsmith.config.providers import resolve_provider
-    from toolsmith.mcp.server import TaskSolver
+    from toolsmith.mcp.solve import TaskSolver
 
     with cli_errors():
         return TaskSolver(settings, resolve_provider())

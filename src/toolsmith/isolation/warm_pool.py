@@ -59,7 +59,11 @@ class WorkerPool:
         self._workers: dict[WorkerKey, list[WarmWorker]] = {}
         self._starting: dict[WorkerKey, int] = {}
         self._doomed: set[WarmWorker] = set()  # out of the pool, stopped when their call ends
-        self._cond = threading.Condition()
+        self._lock = threading.RLock()
+        self._cond = threading.Condition(self._lock)  # guards everything above
+        # Callers waiting for a worker, by tool: a worker coming free wakes one caller of its
+        # own tool, not every waiting thread (which would all contend for the lock and the GIL).
+        self._queues: dict[WorkerKey, tuple[threading.Condition, list[int]]] = {}
         self._closed = False
         _live_pools.add(self)
 
@@ -110,9 +114,34 @@ class WorkerPool:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return None
-                self._cond.wait(left)
+                self._wait(key, left)
         _close_all_of(victims)
         return worker if worker is not None else self._start_now(key, start)
+
+    def _wait(self, key: WorkerKey, timeout: float) -> None:
+        """Wait (lock held) until :meth:`_wake` says something changed for ``key``, or ``timeout``."""
+        cond, count = self._queues.setdefault(key, (threading.Condition(self._lock), [0]))
+        count[0] += 1
+        try:
+            cond.wait(timeout)
+        finally:
+            count[0] -= 1
+            if not count[0]:
+                del self._queues[key]
+
+    def _wake(self, key: WorkerKey | None = None) -> None:
+        """Wake the waiting callers a change may serve (lock held).
+
+        A worker of ``key`` coming free, started, or failing to start serves one caller of
+        that tool; when none waits, or for a change of the whole pool (``None``), every
+        waiting caller looks again, since room for one tool is room for any.
+        """
+        queue = self._queues.get(key) if key is not None else None
+        if queue is not None:
+            queue[0].notify()
+            return
+        for cond, _ in self._queues.values():
+            cond.notify_all()
 
     def _idle(self, key: WorkerKey, victims: list[WarmWorker]) -> tuple[WarmWorker | None, bool]:
         """A free worker of ``key``, ready ones first, and whether it is still resetting (lock held).
@@ -187,14 +216,14 @@ class WorkerPool:
                 closing = False
                 worker.last_used = self.clock()
                 self._workers.setdefault(key, []).append(worker)
-            self._cond.notify_all()
+            self._wake(key)
         if closing:
             worker.close()
 
     def _unreserve(self, key: WorkerKey) -> None:
         with self._cond:
             self._starting[key] -= 1
-            self._cond.notify_all()
+            self._wake(key)
 
     def _release(self, worker: WarmWorker) -> None:
         with self._cond:
@@ -202,7 +231,7 @@ class WorkerPool:
             worker.last_used = self.clock()
             doomed = worker in self._doomed
             self._doomed.discard(worker)
-            self._cond.notify_all()
+            self._wake(worker.key)
         if doomed:
             worker.close()
         elif not worker.alive:
@@ -237,7 +266,7 @@ class WorkerPool:
                     self._doomed.add(worker)
             for key in [k for k, ws in self._workers.items() if not ws]:
                 del self._workers[key]
-            self._cond.notify_all()
+            self._wake()
         _close_all_of([w for w in stopping if w not in self._doomed])
         return len(stopping)
 

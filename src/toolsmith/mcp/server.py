@@ -24,8 +24,8 @@ loop (:mod:`toolsmith.mcp.stdio`). Over HTTP every response is one JSON body.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
-import json
 import logging
 import socket
 import sys
@@ -46,47 +46,34 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Ser
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolsmith import __version__
-from toolsmith.calls import FailureKind, Outcome
+from toolsmith.calls import FailureKind
 from toolsmith.config import Settings
-from toolsmith.config.providers import ProviderConfig
-from toolsmith.errors import ConfigError, LibraryError, SandboxUnavailableError, TaskTooLongError, ToolNotFoundError
+from toolsmith.errors import ConfigError, LibraryError, SandboxUnavailableError, ToolNotFoundError
 from toolsmith.library import Status, ToolLibrary, ToolVersion
-from toolsmith.library.schema import argument_problems
 from toolsmith.mcp.auth import HttpAuth, StaticTokenVerifier, auth_settings, resolve_auth
+from toolsmith.mcp.delivery import ABANDONED, CANCELLED, DeliveryWatch, receipt_of
 from toolsmith.mcp.memory import release_large_blocks
+from toolsmith.mcp.results import refusal, tool_result
+from toolsmith.mcp.solve import SOLVE_TASK, TaskSolver, solve, solve_task_tool
 from toolsmith.mcp.stdio import pipe_stdio
 from toolsmith.sandbox import Sandbox
-from toolsmith.service import rollback
+from toolsmith.service import rollback, toolcall
 from toolsmith.service.admission import Admission
-from toolsmith.service.toolcall import call_stored_tool
+from toolsmith.service.toolcall import StoredCall, call_stored_tool
 
 log = logging.getLogger("toolsmith.mcp")
 
 SERVER_NAME = "toolsmith"
-SOLVE_TASK = "solve_task"
 POLL_INTERVAL_S = 0.5
 # With change notices the poll only covers a lost listening connection.
 NOTICE_FALLBACK_S = 5.0
 # A worker thread blocks on notices this long at most, so shutting down never waits on it.
 NOTICE_SLICE_S = 1.0
 HTTP_PATH = "/mcp"
-# Results up to this size go as text and as structured content; larger ones as text only.
-STRUCTURED_MAX_CHARS = 64 * 1024
 SCHEMA_TTL_S = 1.0
 
 Context = ServerRequestContext[dict[str, Any]]
 ActiveSet = frozenset[tuple[str, int, str]]
-
-SOLVE_TASK_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"task": {"type": "string", "description": "The task, in any language, as a user would ask it."}},
-    "required": ["task"],
-}
-SOLVE_TASK_DESCRIPTION = (
-    "Run toolsmith's self-evolving agent on a task: it reuses a library tool when one fits, otherwise finds "
-    "an open-source library, verifies it in a sandbox and stores a new tool. Returns the answer and a short "
-    "trajectory. Slow (it calls a model) and it may add tools to the library."
-)
 
 
 @dataclass(frozen=True)
@@ -157,8 +144,14 @@ class LibraryTools:
         self._schemas[name] = (now, schema)
         return schema
 
-    def call(self, name: str, arguments: dict[str, Any], *, actor: str) -> types.CallToolResult:
-        """Call the served version of ``name``; every refusal is an ``isError`` result, never a raise."""
+    def call(
+        self, name: str, arguments: dict[str, Any], *, actor: str, held: list[StoredCall] | None = None
+    ) -> types.CallToolResult:
+        """Call the served version of ``name``; every refusal is an ``isError`` result, never a raise.
+
+        With ``held``, a success is not recorded but appended there, for :meth:`settle`
+        once its delivery is known (:mod:`toolsmith.mcp.delivery`).
+        """
         tool = self.library.served(name)
         if tool is None:
             kind = FailureKind.UNKNOWN_TOOL if name not in self.library else FailureKind.NOT_ACTIVE
@@ -176,6 +169,7 @@ class LibraryTools:
                     quarantine_after=self.settings.quarantine_after,
                     warm=True,  # a stored tool is called again and again
                     on_quarantine=rollback.hook(self.settings, library=self.library, runner=self.sandbox, actor=actor),
+                    hold_success=held is not None,
                 )
             except SandboxUnavailableError as exc:
                 return refusal(
@@ -185,10 +179,25 @@ class LibraryTools:
         if run.error_type is FailureKind.BAD_ARGUMENTS:
             # Refused before it ran: a caller's mistake does not count against the tool's health.
             return refusal(run.error or "Bad arguments.", FailureKind.BAD_ARGUMENTS, tool)
-        log.info("%s %s in %.0f ms", tool.ref, "ok" if run.ok else f"failed ({run.error_type})", call.latency_ms)
-        if call.quarantined:
-            log.warning("%s quarantined after %d consecutive failures", tool.ref, call.stats.consecutive_failures)
+        if call.held and held is not None:
+            held.append(call)
+        else:
+            _log_call(call)
         return tool_result(call.result())
+
+    def settle(self, call: StoredCall, undelivered: str | None, *, actor: str) -> None:
+        """Record a held success: delivered, or a failure saying why it was not (see :func:`toolcall.settle`)."""
+        hook = rollback.hook(self.settings, library=self.library, runner=self.sandbox, actor=actor)
+        settled = toolcall.settle(
+            call,
+            undelivered,
+            library=self.library,
+            runner=self.sandbox,
+            actor=actor,
+            quarantine_after=self.settings.quarantine_after,
+            on_quarantine=hook,
+        )
+        _log_call(settled)
 
     def _why_not_callable(self, name: str) -> str:
         try:
@@ -200,6 +209,18 @@ class LibraryTools:
         return f"Tool {name!r} is {newest.status.value}{why} and cannot be called; only active tools are served."
 
 
+def _log_call(call: StoredCall) -> None:
+    """A failure is worth a line; a success only when debugging (a busy server makes many)."""
+    run = call.run
+    if run.ok:
+        log.debug("%s ok in %.0f ms", call.tool.ref, call.latency_ms)
+    else:
+        level = logging.WARNING if run.error_type is FailureKind.UNDELIVERED else logging.INFO
+        log.log(level, "%s failed (%s) in %.0f ms", call.tool.ref, run.error_type, call.latency_ms)
+    if call.quarantined:
+        log.warning("%s quarantined after %d consecutive failures", call.tool.ref, call.stats.consecutive_failures)
+
+
 def mcp_tool(tool: ToolVersion) -> types.Tool:
     """A library tool as the MCP ``Tool`` clients list."""
     return types.Tool(
@@ -208,72 +229,6 @@ def mcp_tool(tool: ToolVersion) -> types.Tool:
         input_schema=tool.spec.parameters,
         _meta={"toolsmith/version": tool.version, "toolsmith/hash": tool.hash},
     )
-
-
-def tool_result(outcome: Outcome) -> types.CallToolResult:
-    """An outcome as MCP sends it: JSON text (every client reads that), and structured content when small."""
-    return payload_result(outcome.to_message(), error=not outcome.ok)
-
-
-def payload_result(payload: dict[str, Any], *, error: bool = False) -> types.CallToolResult:
-    """``payload`` as a tool result: its JSON as text, and the same object as structured content.
-
-    A result is sent once: above :data:`STRUCTURED_MAX_CHARS` the text alone carries it (the
-    spec makes the text the fallback every client reads), so a large result does not cross
-    the wire, and the server's memory, twice. The payload is JSON data already (decoded
-    from the tool's result file, or built here), so it needs no second decoding.
-    """
-    text = json.dumps(payload, ensure_ascii=False, default=str)
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)],
-        structured_content=payload if len(text) <= STRUCTURED_MAX_CHARS else None,
-        is_error=error,
-    )
-
-
-def refusal(message: str, kind: FailureKind, tool: ToolVersion | None = None) -> types.CallToolResult:
-    data = {"tool": tool.name, "version": tool.version} if tool is not None else {}
-    log.info("refused: %s", message)
-    return tool_result(Outcome.failed(message, kind, data=data))
-
-
-# --- solve_task: the whole agent as one tool -------------------------------------------
-
-
-class TaskSolver:
-    """Runs the self-evolving agent on one task per call, one call at a time."""
-
-    def __init__(self, settings: Settings, provider: ProviderConfig) -> None:
-        self.settings = settings
-        self.provider = provider  # resolved at startup, so a missing key fails before serving
-        self.lock = anyio.Lock()  # one agent run at a time: each may write tools and costs tokens
-
-    def solve(self, task: str) -> types.CallToolResult:
-        from toolsmith.agent.session import run_session
-        from toolsmith.redaction import Redactor
-
-        report = run_session([task], settings=self.settings, provider=self.provider)
-        result = report.results[0]
-        steps = [
-            f"{a.name}{'' if a.ok else ' (failed)'}" + (f" v{a.version}" if a.library else "") for a in result.actions
-        ]
-        payload = {
-            "ok": result.status == "answered",
-            "answer": result.answer,
-            "status": result.status,
-            "outcome": result.outcome,
-            "error": result.error,
-            "created_tools": result.created,
-            "reused": result.reuse_verdict()["reused"],
-            "trajectory": steps,
-            "model": report.model,
-            "trajectory_file": str(report.trajectory_path) if report.trajectory_path else None,
-        }
-        return payload_result(Redactor.from_environment().data(payload), error=not payload["ok"])
-
-
-def solve_task_tool() -> types.Tool:
-    return types.Tool(name=SOLVE_TASK, description=SOLVE_TASK_DESCRIPTION, input_schema=SOLVE_TASK_SCHEMA)
 
 
 # --- list-changed: polling the library, telling both protocol eras --------------------
@@ -423,13 +378,24 @@ def build_server(tools: LibraryTools, watcher: ListChangeWatcher, solver: TaskSo
     async def call_tool(ctx: Context, params: types.CallToolRequestParams) -> types.CallToolResult:
         arguments = dict(params.arguments or {})
         if solver is not None and params.name == SOLVE_TASK:
-            return await _solve(solver, arguments)
+            return await solve(solver, arguments)
         actor = _actor(ctx)
+        receipt = receipt_of(ctx.request)  # over HTTP: a success is recorded once it was sent
+        held: list[StoredCall] | None = [] if receipt is not None else None
         try:
-            return await anyio.to_thread.run_sync(lambda: tools.call(params.name, arguments, actor=actor))
+            result = await anyio.to_thread.run_sync(lambda: tools.call(params.name, arguments, actor=actor, held=held))
         except (LibraryError, ConfigError) as exc:  # the library file went bad under us: say so, keep serving
             log.error("call of %s failed: %s", params.name, exc)
             return refusal(f"The tool library could not be used: {exc}", FailureKind.LIBRARY)
+        except BaseException:  # cancelled once the call had run: its result goes nowhere
+            if held:
+                await _settle_now(functools.partial(tools.settle, held[0], actor=actor), CANCELLED)
+            raise
+        if receipt is not None and held:
+            settle = functools.partial(tools.settle, held[0], actor=actor)
+            if not receipt.hold(settle):  # the exchange was over before the result was ready
+                await _settle_now(settle, ABANDONED)
+        return result
 
     server = LibraryServer(
         SERVER_NAME,
@@ -444,22 +410,10 @@ def build_server(tools: LibraryTools, watcher: ListChangeWatcher, solver: TaskSo
     return server
 
 
-async def _solve(solver: TaskSolver, arguments: dict[str, Any]) -> types.CallToolResult:
-    problems = argument_problems(SOLVE_TASK_SCHEMA, arguments, strict=True)
-    task = arguments.get("task")
-    if problems or not isinstance(task, str) or not task.strip():
-        detail = "; ".join(problems) or "the task must not be empty"
-        return refusal(f"Bad arguments for {SOLVE_TASK}: {detail}.", FailureKind.BAD_ARGUMENTS)
-    try:
-        solver.settings.check_task(task)
-    except TaskTooLongError as exc:
-        return refusal(str(exc), FailureKind.BAD_ARGUMENTS)
-    async with solver.lock:
-        try:
-            return await anyio.to_thread.run_sync(solver.solve, task)
-        except Exception as exc:  # a failed agent run is this call's failure, not the server's
-            log.error("solve_task failed: %s", exc)
-            return refusal(f"The agent run failed: {type(exc).__name__}: {exc}", FailureKind.AGENT)
+async def _settle_now(settle: Callable[[str | None], None], why: str) -> None:
+    """Record an undelivered call, even while this handler is being cancelled (as it often is then)."""
+    with anyio.CancelScope(shield=True):
+        await anyio.to_thread.run_sync(settle, why)
 
 
 def _actor(ctx: Context) -> str:
@@ -525,7 +479,9 @@ async def _serve_http(
     # cannot see it, while a JSON body has no such cap. Nothing is lost: tool calls send no
     # progress, list changes go on the standalone GET stream, and subscriptions/listen
     # streams stay event streams (the SDK keeps them so).
-    app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host, json_response=True, **protection)
+    app = DeliveryWatch(
+        server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host, json_response=True, **protection)
+    )
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=3, lifespan="on", http=_http_protocol())
     # Said on stderr, and flushed, so a caller asking for port 0 can read the port (and token).
     print(f"toolsmith mcp: serving over streamable HTTP at {url}", file=sys.stderr, flush=True)

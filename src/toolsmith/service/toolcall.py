@@ -85,6 +85,7 @@ class StoredCall:
     quarantined: bool = False
     kept_after: int = 0  # failures in a row after which the tool's own tests passed, so it stayed
     rolled_back_to: int | None = None  # the version served again after this call's quarantine
+    held: bool = False  # a success not recorded yet: its delivery decides (see settle)
 
     @property
     def recorded(self) -> bool:
@@ -135,6 +136,7 @@ def call_stored_tool(
     reason: str | None = None,
     warm: bool = False,
     on_quarantine: QuarantineHook | None = None,
+    hold_success: bool = False,
 ) -> StoredCall:
     """Check the arguments, run the tool, record its health, and quarantine by policy.
 
@@ -146,7 +148,9 @@ def call_stored_tool(
     ``reason`` replaces the audit reason of a quarantine. A failure that is the caller's or
     the machine's leaves the health record alone, whatever the policy. ``warm``: see
     :func:`execute`. ``on_quarantine`` runs after this call quarantined the version (a
-    rollback, say), and its answer is returned.
+    rollback, say), and its answer is returned. ``hold_success``: a success is not recorded
+    yet but comes back :attr:`~StoredCall.held`, for :func:`settle` once the caller knows
+    whether the result reached its client (a failure is recorded at once either way).
     """
     coerced, problems = prepare_arguments(tool.spec.parameters, args)
     if problems:
@@ -166,6 +170,8 @@ def call_stored_tool(
         # says nothing about the tool, so its health record is left alone.
         return StoredCall(tool=tool, run=outcome, stats=tool.stats, latency_ms=latency_ms)
     call = StoredCall(tool=tool, run=outcome, stats=tool.stats, latency_ms=latency_ms)
+    if hold_success and outcome.ok and not require_data:
+        return replace(call, held=True)
     audit_reason = f"{reason}: {outcome.error}" if reason else None
     if require_data:  # a test run: its failure is the tool's own tests failing
         stats, quarantined = library.record_call_and_quarantine(
@@ -181,6 +187,33 @@ def call_stored_tool(
         call = replace(call, stats=stats, quarantined=quarantined)
     else:
         call = record(call, library=library, runner=runner, actor=actor, quarantine_after=quarantine_after)
+    return on_quarantine(call) if call.quarantined and on_quarantine is not None else call
+
+
+def settle(
+    call: StoredCall,
+    undelivered: str | None,
+    *,
+    library: ToolLibrary,
+    runner: ToolRunner,
+    actor: str,
+    quarantine_after: int | None,
+    on_quarantine: QuarantineHook | None = None,
+) -> StoredCall:
+    """Record a held success once its delivery is known.
+
+    ``undelivered`` is ``None`` when the result was sent to the client; otherwise it says
+    why it was not (the client went away, cancelled the call), and the call counts as the
+    tool's failure: a result nobody received did not serve anyone, and a tool whose
+    results keep failing to arrive must show it in its health, like any other failure.
+    """
+    if not call.held:
+        raise ValueError(f"{call.tool.ref}: only a held success is settled")
+    call = replace(call, held=False)
+    if undelivered is not None:
+        failed = replace(call.run, ok=False, error=undelivered, error_type=FailureKind.UNDELIVERED)
+        call = replace(call, run=failed)
+    call = record(call, library=library, runner=runner, actor=actor, quarantine_after=quarantine_after)
     return on_quarantine(call) if call.quarantined and on_quarantine is not None else call
 
 
