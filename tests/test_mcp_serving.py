@@ -195,7 +195,7 @@ def test_a_result_the_client_left_before_is_a_failure_in_the_tools_health(sleepe
         async def main() -> None:
             # The HTTP client gives up and closes the connection (its transport fails, and with
             # it the client); the server still runs the call, and sends its result to nobody.
-            with pytest.raises(BaseException) as failed:  # noqa: PT011 - the transport's error type is not public
+            with pytest.raises(BaseException) as failed:
                 async with Client(impatient(target.url, target.token), mode=mode, read_timeout_seconds=60) as client:
                     await client.call_tool("sleeper", {"seconds": SLOW_S})
             assert "ReadTimeout" in repr(failed.value) or failed.group_contains(httpx2.ReadTimeout)

@@ -22,7 +22,7 @@ from toolsmith.isolation import Blame, FailureKind, ToolCallResult
 from toolsmith.isolation.bwrap import BwrapBackend
 from toolsmith.library import Provenance, Status, ToolLibrary, ToolSpec
 from toolsmith.sandbox import Sandbox
-from toolsmith.service.toolcall import call_stored_tool, prepare_arguments
+from toolsmith.service.toolcall import call_stored_tool, prepare_arguments, settle
 from toolsmith.testing import final, reply, tool_call
 
 DAYS = ToolSpec(
@@ -60,6 +60,7 @@ def call(lib: ToolLibrary, runner: Any, args: dict[str, Any], **policy: Any) -> 
 def test_every_failure_kind_names_whose_fault_it_is() -> None:
     by_blame = {blame: {k.value for k in FailureKind if k.blame is blame} for blame in Blame}
     assert by_blame[Blame.CALLER] == {"bad_arguments", "unknown_tool", "not_active", "refused", "busy"}
+    assert FailureKind.UNDELIVERED.blame is Blame.TOOL  # a result nobody received served nobody
     assert by_blame[Blame.MACHINE] == {"sandbox", "sandbox_unavailable", "install", "library_error", "agent_error"}
     assert {"exception", "import", "timeout", "killed", "not_json", "empty"} <= by_blame[Blame.TOOL]
     assert FailureKind.parse("made up by a tool") is FailureKind.EXCEPTION
@@ -125,6 +126,56 @@ def test_failures_from_callers_inputs_keep_a_tool_whose_own_tests_pass(lib: Tool
     assert tool.status is Status.ACTIVE and (tool.stats.failures, tool.stats.consecutive_failures) == (2, 0)
     kept = [e for e in lib.audit_log("days_between") if e.action == "kept"]
     assert len(kept) == 1 and "callers' inputs" in (kept[0].reason or "")
+
+
+# -- delivery: a held success is recorded once its caller knows whether it arrived ---------
+
+DAYS_ARGS = {"start": "2020-01-01", "end": "2020-03-01"}
+
+
+def test_a_held_success_is_recorded_only_when_settled(lib: ToolLibrary) -> None:
+    runner = ScriptedRunner.returning({"days": 60}, {"days": 60})
+    held = call(lib, runner, DAYS_ARGS, hold_success=True)
+    assert held.held and held.run.ok and lib.get("days_between").stats.calls == 0
+    delivered = settle(held, None, library=lib, runner=runner, actor="t", quarantine_after=2)
+    assert not delivered.held and delivered.run.ok
+    lost = settle(
+        call(lib, runner, DAYS_ARGS, hold_success=True),
+        "the result was not delivered: the client left",
+        library=lib,
+        runner=runner,
+        actor="t",
+        quarantine_after=2,
+    )
+    assert not lost.run.ok and lost.run.error_type is FailureKind.UNDELIVERED and lost.recorded
+    stats = lib.get("days_between").stats
+    assert (stats.calls, stats.failures, stats.consecutive_failures) == (2, 1, 1)
+    assert stats.last_error == "the result was not delivered: the client left"
+    with pytest.raises(ValueError, match="only a held success"):
+        settle(delivered, None, library=lib, runner=runner, actor="t", quarantine_after=2)
+
+
+def test_a_failure_is_never_held(lib: ToolLibrary) -> None:
+    boom = ToolCallResult(ok=False, error="run() raised ValueError: x", error_type=FailureKind.EXCEPTION)
+    failed = call(lib, ScriptedRunner(boom), DAYS_ARGS, hold_success=True)
+    assert not failed.held and lib.get("days_between").stats.failures == 1
+
+
+def test_undelivered_results_quarantine_by_policy_only_when_the_tools_own_tests_fail(lib: ToolLibrary) -> None:
+    """A client that keeps leaving does not take away a tool whose own tests pass."""
+    ok = ToolCallResult(ok=True, value={"days": 60})
+    runner = ScriptedRunner(ok, ok, ok)  # two calls, then the own test run at the second failure
+    for _ in range(2):
+        last = settle(
+            call(lib, runner, DAYS_ARGS, hold_success=True),
+            "the result was not delivered: the client left",
+            library=lib,
+            runner=runner,
+            actor="t",
+            quarantine_after=2,
+        )
+    assert not last.quarantined and last.kept_after == 2
+    assert lib.get("days_between").status is Status.ACTIVE
 
 
 @pytest.mark.parametrize("kind", [FailureKind.SANDBOX, FailureKind.INSTALL])

@@ -123,7 +123,9 @@ async def _client_left(receive: Receive) -> bool:
 
     Once a request's body is read, the next ``receive`` blocks until the client
     disconnects (ASGI), so one that answers at once with ``http.disconnect`` means the
-    client left; one that would wait means it is still there.
+    client left; one that would wait means it is still there. uvicorn, which serves
+    ``toolsmith mcp``, answers a disconnect it already saw without waiting; a server that
+    yielded first would make a gone client look present, never the other way round.
     """
     message: dict[str, Any] | None = None
     with anyio.move_on_after(0):
