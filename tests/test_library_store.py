@@ -301,6 +301,20 @@ def test_record_call_tracks_usage(lib: ToolLibrary) -> None:
         lib.record_call("days_between", 2, ok=True, latency_ms=1)
 
 
+def test_an_undelivered_success_becomes_a_failure_without_a_second_call(lib: ToolLibrary) -> None:
+    lib.add(spec(), provenance=PROV, gate={})
+    lib.record_call("days_between", 1, ok=True, latency_ms=10)
+    stats = lib.record_undelivered("days_between", 1, error="the result was not delivered")
+    assert (stats.calls, stats.failures, stats.consecutive_failures) == (1, 1, 1)
+    assert stats.last_error == "the result was not delivered" and stats.mean_latency_ms == 10.0
+    lib.record_call("days_between", 1, ok=True, latency_ms=10)
+    stats = lib.record_undelivered("days_between", 1, error="x" * 10_000, streak_before=1)
+    assert (stats.calls, stats.failures, stats.consecutive_failures) == (2, 2, 2)  # the streak goes on
+    assert stats.last_error is not None and len(stats.last_error) < 10_000
+    with pytest.raises(ToolNotFoundError):
+        lib.record_undelivered("days_between", 2, error="gone")
+
+
 def test_record_call_and_quarantine_is_one_step(lib: ToolLibrary) -> None:
     lib.add(spec(), provenance=PROV, gate={})
     record = lib.record_call_and_quarantine

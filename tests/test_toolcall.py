@@ -22,7 +22,7 @@ from toolsmith.isolation import Blame, FailureKind, ToolCallResult
 from toolsmith.isolation.bwrap import BwrapBackend
 from toolsmith.library import Provenance, Status, ToolLibrary, ToolSpec
 from toolsmith.sandbox import Sandbox
-from toolsmith.service.toolcall import call_stored_tool, prepare_arguments, settle
+from toolsmith.service.toolcall import call_stored_tool, prepare_arguments, undelivered
 from toolsmith.testing import final, reply, tool_call
 
 DAYS = ToolSpec(
@@ -128,54 +128,44 @@ def test_failures_from_callers_inputs_keep_a_tool_whose_own_tests_pass(lib: Tool
     assert len(kept) == 1 and "callers' inputs" in (kept[0].reason or "")
 
 
-# -- delivery: a held success is recorded once its caller knows whether it arrived ---------
+# -- delivery: a success whose result never reached the caller becomes a failure ----------
 
 DAYS_ARGS = {"start": "2020-01-01", "end": "2020-03-01"}
+LOST = "the result was not delivered: the client left"
 
 
-def test_a_held_success_is_recorded_only_when_settled(lib: ToolLibrary) -> None:
-    runner = ScriptedRunner.returning({"days": 60}, {"days": 60})
-    held = call(lib, runner, DAYS_ARGS, hold_success=True)
-    assert held.held and held.run.ok and lib.get("days_between").stats.calls == 0
-    delivered = settle(held, None, library=lib, runner=runner, actor="t", quarantine_after=2)
-    assert not delivered.held and delivered.run.ok
-    lost = settle(
-        call(lib, runner, DAYS_ARGS, hold_success=True),
-        "the result was not delivered: the client left",
-        library=lib,
-        runner=runner,
-        actor="t",
-        quarantine_after=2,
-    )
+def lose(lib: ToolLibrary, runner: Any, first: Any, **policy: Any) -> Any:
+    policy.setdefault("quarantine_after", 2)
+    return undelivered(first, LOST, library=lib, runner=runner, actor="t", **policy)
+
+
+def test_an_undelivered_success_becomes_the_tools_failure(lib: ToolLibrary) -> None:
+    runner = ScriptedRunner.returning({"days": 60})
+    done = call(lib, runner, DAYS_ARGS)
+    assert done.run.ok and lib.get("days_between").stats.calls == 1
+    lost = lose(lib, runner, done)
     assert not lost.run.ok and lost.run.error_type is FailureKind.UNDELIVERED and lost.recorded
+    assert lost.result().to_message()["error_type"] == "undelivered"
     stats = lib.get("days_between").stats
-    assert (stats.calls, stats.failures, stats.consecutive_failures) == (2, 1, 1)
-    assert stats.last_error == "the result was not delivered: the client left"
-    with pytest.raises(ValueError, match="only a held success"):
-        settle(delivered, None, library=lib, runner=runner, actor="t", quarantine_after=2)
+    assert (stats.calls, stats.failures, stats.consecutive_failures) == (1, 1, 1)
+    assert stats.last_error == LOST
+    with pytest.raises(ValueError, match="only a success"):
+        lose(lib, runner, lost)
 
 
-def test_a_failure_is_never_held(lib: ToolLibrary) -> None:
-    boom = ToolCallResult(ok=False, error="run() raised ValueError: x", error_type=FailureKind.EXCEPTION)
-    failed = call(lib, ScriptedRunner(boom), DAYS_ARGS, hold_success=True)
-    assert not failed.held and lib.get("days_between").stats.failures == 1
-
-
-def test_undelivered_results_quarantine_by_policy_only_when_the_tools_own_tests_fail(lib: ToolLibrary) -> None:
-    """A client that keeps leaving does not take away a tool whose own tests pass."""
+def test_undelivered_results_quarantine_by_policy(lib: ToolLibrary) -> None:
+    """Kept while its own tests pass (the clients keep leaving); quarantined when they fail too."""
     ok = ToolCallResult(ok=True, value={"days": 60})
+    boom = ToolCallResult(ok=False, error="run() raised ValueError: x", error_type=FailureKind.EXCEPTION)
     runner = ScriptedRunner(ok, ok, ok)  # two calls, then the own test run at the second failure
-    for _ in range(2):
-        last = settle(
-            call(lib, runner, DAYS_ARGS, hold_success=True),
-            "the result was not delivered: the client left",
-            library=lib,
-            runner=runner,
-            actor="t",
-            quarantine_after=2,
-        )
-    assert not last.quarantined and last.kept_after == 2
+    lose(lib, runner, call(lib, runner, DAYS_ARGS))
+    kept = lose(lib, runner, call(lib, runner, DAYS_ARGS))
+    assert not kept.quarantined and kept.kept_after == 2
     assert lib.get("days_between").status is Status.ACTIVE
+    runner = ScriptedRunner(ok, ok, boom)
+    lose(lib, runner, call(lib, runner, DAYS_ARGS))
+    gone = lose(lib, runner, call(lib, runner, DAYS_ARGS))
+    assert gone.quarantined and lib.get("days_between").status is Status.QUARANTINED
 
 
 @pytest.mark.parametrize("kind", [FailureKind.SANDBOX, FailureKind.INSTALL])

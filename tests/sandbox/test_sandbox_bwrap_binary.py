@@ -104,7 +104,7 @@ def test_describe_cli_names_the_bwrap_and_its_source() -> None:
     )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert (report["warm"]["workers"], report["warm"]["per_tool"]) == (8, 2) and report["warm"]["active"] is (
+    assert (report["warm"]["workers"], report["warm"]["per_tool"]) == (8, 4) and report["warm"]["active"] is (
         report["backend"] == "bwrap"
     )
     info = report["bwrap"]

@@ -153,7 +153,7 @@ class Settings:
         8, "sandbox.warm_workers", Whole(0), "warm tool workers kept per process (0: every call runs cold)"
     )
     warm_per_tool: int = setting(
-        2, "sandbox.warm_per_tool", Whole(1),
+        4, "sandbox.warm_per_tool", Whole(1),
         "warm workers one tool may have, for concurrent calls (more callers wait for a free one)",
     )
     warm_idle_s: float = setting(

@@ -45,7 +45,7 @@ class WorkerPool:
         size: int,
         idle_s: float,
         *,
-        per_tool: int = 2,
+        per_tool: int = 4,
         queue_s: float = QUEUE_MIN_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:

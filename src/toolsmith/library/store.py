@@ -491,6 +491,25 @@ class ToolLibrary:
             row = tx.execute("SELECT * FROM stats WHERE version_id = ?", (version_id,)).fetchone()
             return to_stats(row)
 
+    def record_undelivered(self, name: str, version: int, *, error: str, streak_before: int = 0) -> UsageStats:
+        """Turn a call already counted as a success into a failure: its result never reached the caller.
+
+        The success reset the count of failures in a row; ``streak_before`` is that count as
+        the call found it, so the failure it becomes continues the streak rather than
+        starting one (results that keep failing to arrive must reach the quarantine policy).
+        """
+        with self._write() as tx:
+            version_id = int(version_row(tx, name, version)["id"])
+            row = tx.execute("SELECT consecutive_failures FROM stats WHERE version_id = ?", (version_id,)).fetchone()
+            streak = max(int(row[0]), max(int(streak_before), 0)) + 1
+            tx.execute(
+                "UPDATE stats SET failures = failures + 1, consecutive_failures = ?, last_error = ? "
+                "WHERE version_id = ?",
+                (streak, error[:_MAX_ERROR_CHARS], version_id),
+            )
+            row = tx.execute("SELECT * FROM stats WHERE version_id = ?", (version_id,)).fetchone()
+            return to_stats(row)
+
     def record_call_and_quarantine(
         self,
         name: str,

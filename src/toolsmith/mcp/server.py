@@ -51,7 +51,7 @@ from toolsmith.config import Settings
 from toolsmith.errors import ConfigError, LibraryError, SandboxUnavailableError, ToolNotFoundError
 from toolsmith.library import Status, ToolLibrary, ToolVersion
 from toolsmith.mcp.auth import HttpAuth, StaticTokenVerifier, auth_settings, resolve_auth
-from toolsmith.mcp.delivery import ABANDONED, CANCELLED, DeliveryWatch, receipt_of
+from toolsmith.mcp.delivery import ABANDONED, CANCELLED, DeliveryWatch, SessionEndRace, receipt_of
 from toolsmith.mcp.memory import release_large_blocks
 from toolsmith.mcp.results import refusal, tool_result
 from toolsmith.mcp.solve import SOLVE_TASK, TaskSolver, solve, solve_task_tool
@@ -145,12 +145,12 @@ class LibraryTools:
         return schema
 
     def call(
-        self, name: str, arguments: dict[str, Any], *, actor: str, held: list[StoredCall] | None = None
+        self, name: str, arguments: dict[str, Any], *, actor: str, succeeded: list[StoredCall] | None = None
     ) -> types.CallToolResult:
         """Call the served version of ``name``; every refusal is an ``isError`` result, never a raise.
 
-        With ``held``, a success is not recorded but appended there, for :meth:`settle`
-        once its delivery is known (:mod:`toolsmith.mcp.delivery`).
+        A recorded success is also appended to ``succeeded``, for :meth:`undelivered` should
+        its result not reach the client (:mod:`toolsmith.mcp.delivery`).
         """
         tool = self.library.served(name)
         if tool is None:
@@ -169,7 +169,6 @@ class LibraryTools:
                     quarantine_after=self.settings.quarantine_after,
                     warm=True,  # a stored tool is called again and again
                     on_quarantine=rollback.hook(self.settings, library=self.library, runner=self.sandbox, actor=actor),
-                    hold_success=held is not None,
                 )
             except SandboxUnavailableError as exc:
                 return refusal(
@@ -179,25 +178,24 @@ class LibraryTools:
         if run.error_type is FailureKind.BAD_ARGUMENTS:
             # Refused before it ran: a caller's mistake does not count against the tool's health.
             return refusal(run.error or "Bad arguments.", FailureKind.BAD_ARGUMENTS, tool)
-        if call.held and held is not None:
-            held.append(call)
-        else:
-            _log_call(call)
+        _log_call(call)
+        if run.ok and succeeded is not None:
+            succeeded.append(call)
         return tool_result(call.result())
 
-    def settle(self, call: StoredCall, undelivered: str | None, *, actor: str) -> None:
-        """Record a held success: delivered, or a failure saying why it was not (see :func:`toolcall.settle`)."""
+    def undelivered(self, call: StoredCall, why: str, *, actor: str) -> None:
+        """A recorded success whose result never reached the client: the tool's failure now."""
         hook = rollback.hook(self.settings, library=self.library, runner=self.sandbox, actor=actor)
-        settled = toolcall.settle(
+        failed = toolcall.undelivered(
             call,
-            undelivered,
+            why,
             library=self.library,
             runner=self.sandbox,
             actor=actor,
             quarantine_after=self.settings.quarantine_after,
             on_quarantine=hook,
         )
-        _log_call(settled)
+        _log_call(failed)
 
     def _why_not_callable(self, name: str) -> str:
         try:
@@ -380,21 +378,22 @@ def build_server(tools: LibraryTools, watcher: ListChangeWatcher, solver: TaskSo
         if solver is not None and params.name == SOLVE_TASK:
             return await solve(solver, arguments)
         actor = _actor(ctx)
-        receipt = receipt_of(ctx.request)  # over HTTP: a success is recorded once it was sent
-        held: list[StoredCall] | None = [] if receipt is not None else None
+        succeeded: list[StoredCall] = []
+        lost = functools.partial(_lose, tools, succeeded, actor)
         try:
-            result = await anyio.to_thread.run_sync(lambda: tools.call(params.name, arguments, actor=actor, held=held))
+            result = await anyio.to_thread.run_sync(
+                lambda: tools.call(params.name, arguments, actor=actor, succeeded=succeeded)
+            )
         except (LibraryError, ConfigError) as exc:  # the library file went bad under us: say so, keep serving
             log.error("call of %s failed: %s", params.name, exc)
             return refusal(f"The tool library could not be used: {exc}", FailureKind.LIBRARY)
         except BaseException:  # cancelled once the call had run: its result goes nowhere
-            if held:
-                await _settle_now(functools.partial(tools.settle, held[0], actor=actor), CANCELLED)
+            if succeeded:
+                await _lose_now(lost, CANCELLED)
             raise
-        if receipt is not None and held:
-            settle = functools.partial(tools.settle, held[0], actor=actor)
-            if not receipt.hold(settle):  # the exchange was over before the result was ready
-                await _settle_now(settle, ABANDONED)
+        receipt = receipt_of(ctx.request)  # over HTTP: whether the result is sent is seen later
+        if succeeded and receipt is not None and not receipt.watch(lost):
+            await _lose_now(lost, ABANDONED)  # the exchange was over before the result was ready
         return result
 
     server = LibraryServer(
@@ -410,10 +409,15 @@ def build_server(tools: LibraryTools, watcher: ListChangeWatcher, solver: TaskSo
     return server
 
 
-async def _settle_now(settle: Callable[[str | None], None], why: str) -> None:
-    """Record an undelivered call, even while this handler is being cancelled (as it often is then)."""
+def _lose(tools: LibraryTools, succeeded: list[StoredCall], actor: str, why: str) -> None:
+    for call in succeeded:
+        tools.undelivered(call, why, actor=actor)
+
+
+async def _lose_now(lost: Callable[[str], None], why: str) -> None:
+    """Record an undelivered result, even while this handler is being cancelled (as it often is then)."""
     with anyio.CancelScope(shield=True):
-        await anyio.to_thread.run_sync(settle, why)
+        await anyio.to_thread.run_sync(lost, why)
 
 
 def _actor(ctx: Context) -> str:
@@ -535,6 +539,7 @@ def configure_logging() -> None:
     """Our log lines and the SDK's warnings on stderr, never stdout."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("toolsmith mcp: %(levelname)s %(message)s"))
+    handler.addFilter(SessionEndRace())
     for name, level in (("toolsmith.mcp", logging.INFO), ("mcp", logging.WARNING)):
         logger = logging.getLogger(name)
         logger.setLevel(level)

@@ -85,7 +85,6 @@ class StoredCall:
     quarantined: bool = False
     kept_after: int = 0  # failures in a row after which the tool's own tests passed, so it stayed
     rolled_back_to: int | None = None  # the version served again after this call's quarantine
-    held: bool = False  # a success not recorded yet: its delivery decides (see settle)
 
     @property
     def recorded(self) -> bool:
@@ -136,7 +135,6 @@ def call_stored_tool(
     reason: str | None = None,
     warm: bool = False,
     on_quarantine: QuarantineHook | None = None,
-    hold_success: bool = False,
 ) -> StoredCall:
     """Check the arguments, run the tool, record its health, and quarantine by policy.
 
@@ -148,9 +146,7 @@ def call_stored_tool(
     ``reason`` replaces the audit reason of a quarantine. A failure that is the caller's or
     the machine's leaves the health record alone, whatever the policy. ``warm``: see
     :func:`execute`. ``on_quarantine`` runs after this call quarantined the version (a
-    rollback, say), and its answer is returned. ``hold_success``: a success is not recorded
-    yet but comes back :attr:`~StoredCall.held`, for :func:`settle` once the caller knows
-    whether the result reached its client (a failure is recorded at once either way).
+    rollback, say), and its answer is returned.
     """
     coerced, problems = prepare_arguments(tool.spec.parameters, args)
     if problems:
@@ -170,8 +166,6 @@ def call_stored_tool(
         # says nothing about the tool, so its health record is left alone.
         return StoredCall(tool=tool, run=outcome, stats=tool.stats, latency_ms=latency_ms)
     call = StoredCall(tool=tool, run=outcome, stats=tool.stats, latency_ms=latency_ms)
-    if hold_success and outcome.ok and not require_data:
-        return replace(call, held=True)
     audit_reason = f"{reason}: {outcome.error}" if reason else None
     if require_data:  # a test run: its failure is the tool's own tests failing
         stats, quarantined = library.record_call_and_quarantine(
@@ -190,9 +184,9 @@ def call_stored_tool(
     return on_quarantine(call) if call.quarantined and on_quarantine is not None else call
 
 
-def settle(
+def undelivered(
     call: StoredCall,
-    undelivered: str | None,
+    why: str,
     *,
     library: ToolLibrary,
     runner: ToolRunner,
@@ -200,21 +194,22 @@ def settle(
     quarantine_after: int | None,
     on_quarantine: QuarantineHook | None = None,
 ) -> StoredCall:
-    """Record a held success once its delivery is known.
+    """A recorded success whose result never reached the caller: it becomes the tool's failure.
 
-    ``undelivered`` is ``None`` when the result was sent to the client; otherwise it says
-    why it was not (the client went away, cancelled the call), and the call counts as the
-    tool's failure: a result nobody received did not serve anyone, and a tool whose
-    results keep failing to arrive must show it in its health, like any other failure.
+    ``why`` says what happened (the client went away, the call was cancelled). A result
+    nobody received served nobody, and a tool whose results keep failing to arrive must
+    show it in its health like any other failure, under the same quarantine policy.
     """
-    if not call.held:
-        raise ValueError(f"{call.tool.ref}: only a held success is settled")
-    call = replace(call, held=False)
-    if undelivered is not None:
-        failed = replace(call.run, ok=False, error=undelivered, error_type=FailureKind.UNDELIVERED)
-        call = replace(call, run=failed)
-    call = record(call, library=library, runner=runner, actor=actor, quarantine_after=quarantine_after)
-    return on_quarantine(call) if call.quarantined and on_quarantine is not None else call
+    if not call.run.ok:
+        raise ValueError(f"{call.tool.ref}: only a success can turn out undelivered")
+    tool = call.tool
+    # The streak as this call found it: its success reset it, and its failure continues it.
+    stats = library.record_undelivered(
+        tool.name, tool.version, error=why, streak_before=tool.stats.consecutive_failures
+    )
+    failed = replace(call, run=replace(call.run, ok=False, error=why, error_type=FailureKind.UNDELIVERED))
+    failed = apply_policy(failed, stats, library=library, runner=runner, actor=actor, quarantine_after=quarantine_after)
+    return on_quarantine(failed) if failed.quarantined and on_quarantine is not None else failed
 
 
 def record(
@@ -227,6 +222,20 @@ def record(
     tool away from every client of a team library."""
     tool, run = call.tool, call.run
     stats = library.record_call(tool.name, tool.version, ok=run.ok, latency_ms=call.latency_ms, error=run.error)
+    return apply_policy(call, stats, library=library, runner=runner, actor=actor, quarantine_after=quarantine_after)
+
+
+def apply_policy(
+    call: StoredCall,
+    stats: UsageStats,
+    *,
+    library: ToolLibrary,
+    runner: ToolRunner,
+    actor: str,
+    quarantine_after: int | None,
+) -> StoredCall:
+    """The quarantine policy after ``call`` was recorded with these ``stats`` (see :func:`record`)."""
+    tool, run = call.tool, call.run
     if run.ok or quarantine_after is None or stats.consecutive_failures < quarantine_after:
         return replace(call, stats=stats)
     if own_tests_pass(runner, tool.spec):
