@@ -20,7 +20,9 @@ of idle (the workers are separate processes and shown apart). The sandbox timeou
 tool is quarantined at its third failure in a row and its later calls are refused at
 once, as in real use; ``--no-quarantine`` keeps every fault call running (the worst case).
 It also prints the CPU time per good call of the server, the sandbox workers and the
-clients, which on this shared machine says more than the wall clock does.
+clients, which on this shared machine says more than the wall clock does. Throughput, CPU
+and latencies count from the moment every client of a run is connected (connecting is not
+a call) until the last good call returns.
 
     python bench/serve.py [--clients 8] [--calls 50] [--large 40] [--mode auto|legacy] [--no-quarantine]
                           [--faults NAME ...] [--per-tool N]
@@ -229,8 +231,25 @@ async def large_results(server: Server, mode: str, count: int) -> None:
                 raise SystemExit(f"a large result failed: {result.content}")
 
 
-async def good_client(server: Server, mode: str, calls: int, samples: list[float], errors: list[str]) -> None:
+class Start:
+    """The starting line: calls begin once every client is connected (a client's start is not a call)."""
+
+    def __init__(self, clients: int) -> None:
+        self.waiting = clients
+        self.go = anyio.Event()
+
+    async def ready(self) -> None:
+        self.waiting -= 1
+        if self.waiting <= 0:
+            self.go.set()
+        await self.go.wait()
+
+
+async def good_client(
+    server: Server, mode: str, calls: int, samples: list[float], errors: list[str], start: Start
+) -> None:
     async with client(server, mode) as c:
+        await start.ready()
         for i in range(calls):
             started = time.perf_counter()
             result = await c.call_tool("good", {"x": i})
@@ -239,9 +258,12 @@ async def good_client(server: Server, mode: str, calls: int, samples: list[float
                 errors.append(str(result.content)[:200])
 
 
-async def fault_client(server: Server, mode: str, faults: list[str], done: anyio.Event, counts: dict[str, int]) -> None:
+async def fault_client(
+    server: Server, mode: str, faults: list[str], done: anyio.Event, counts: dict[str, int], start: Start
+) -> None:
     """One more client, calling the misbehaving tools in turn, one call at a time."""
     async with client(server, mode) as c:
+        await start.ready()
         for i in range(2000):  # bounded: the good clients end the loop long before
             if done.is_set():
                 return
@@ -252,29 +274,33 @@ async def fault_client(server: Server, mode: str, faults: list[str], done: anyio
 
 
 async def load(server: Server, mode: str, clients: int, calls: int, *, faults: list[str]) -> dict[str, Any]:
+    """Throughput, latencies and CPU from the moment every client is connected until the good ones are done."""
     samples: list[float] = []
     errors: list[str] = []
     counts: dict[str, int] = {}
     done = anyio.Event()
-    server_cpu, own_cpu, workers_cpu = cpu_s(server.pid), time.process_time(), tree_cpu_s(server.pid)
+    start = Start(clients + (1 if faults else 0))
     workers_before = children(server.pid)
-    started = time.perf_counter()
     async with anyio.create_task_group() as outer:
         if faults:
-            outer.start_soon(fault_client, server, mode, faults, done, counts)
+            outer.start_soon(fault_client, server, mode, faults, done, counts, start)
         async with anyio.create_task_group() as group:
             for _ in range(clients):
-                group.start_soon(good_client, server, mode, calls, samples, errors)
+                group.start_soon(good_client, server, mode, calls, samples, errors, start)
+            await start.go.wait()
+            server_cpu, own_cpu, workers_cpu = cpu_s(server.pid), time.process_time(), tree_cpu_s(server.pid)
+            started = time.perf_counter()
         wall = time.perf_counter() - started
+        cpu = {
+            "server": cpu_s(server.pid) - server_cpu,
+            "workers": tree_cpu_s(server.pid) - workers_cpu,
+            "clients": time.process_time() - own_cpu,
+        }
         done.set()
     # The workers' figure holds only while the same workers lived throughout: a worker that
     # stopped meanwhile takes its CPU time with it.
-    same = children(server.pid) == workers_before
-    cpu = {
-        "server": cpu_s(server.pid) - server_cpu,
-        "workers": tree_cpu_s(server.pid) - workers_cpu if same else float("nan"),
-        "clients": time.process_time() - own_cpu,
-    }
+    if children(server.pid) != workers_before:
+        cpu["workers"] = float("nan")
     return {"samples": samples, "wall": wall, "errors": errors, "faults": counts, "cpu": cpu}
 
 
