@@ -83,9 +83,14 @@ def sleeper_spec() -> ToolSpec:
 
 @pytest.fixture()
 def home(tmp_path: Path) -> Path:
+    return home_serving(tmp_path, blob_spec())
+
+
+def home_serving(tmp_path: Path, spec: ToolSpec) -> Path:
+    """A toolsmith home whose library has ``spec`` active, and nothing else."""
     home = tmp_path / "home"
     with ToolLibrary.open(Settings(home=home)) as library:
-        library.add(blob_spec(), provenance=Provenance(origin="test"), gate={"passed": True}, status=Status.ACTIVE)
+        library.add(spec, provenance=Provenance(origin="test"), gate={"passed": True}, status=Status.ACTIVE)
     return home
 
 
@@ -159,10 +164,7 @@ PATIENCE_S = 0.3
 
 @pytest.fixture()
 def sleeper_home(tmp_path: Path) -> Path:
-    home = tmp_path / "home"
-    with ToolLibrary.open(Settings(home=home)) as library:
-        library.add(sleeper_spec(), provenance=Provenance(origin="test"), gate={"passed": True}, status=Status.ACTIVE)
-    return home
+    return home_serving(tmp_path, sleeper_spec())
 
 
 def sleeper_stats(home: Path) -> Any:
