@@ -211,6 +211,26 @@ def test_each_call_keeps_its_own_timeout_memory_and_output_cap(warm_sandbox: San
     assert only_worker(warm_sandbox).calls == 4
 
 
+def test_a_calls_output_is_its_own_even_unfinished(warm_sandbox: Sandbox) -> None:
+    # The worker makes the call's text streams once and every child inherits them: what a
+    # call leaves unflushed is written out at its end, and none of it reaches the next call.
+    code = """
+        import sys
+        def run(step):
+            if step == "partial":
+                print("partial-out", end="")
+                sys.stderr.write("partial-err")
+            return {"seekable": sys.stdout.seekable(), "fd": sys.stdout.fileno()}
+    """
+    first = warm(warm_sandbox, code, step="partial")
+    assert first.ok and first.exec is not None
+    assert (first.exec.stdout, first.exec.stderr) == ("partial-out", "partial-err")
+    assert first.value == {"seekable": False, "fd": 1}  # a pipe, as the call's stdout is
+    second = warm(warm_sandbox, code, step="quiet")
+    assert second.ok and second.exec is not None and (second.exec.stdout, second.exec.stderr) == ("", "")
+    assert only_worker(warm_sandbox).calls == 2
+
+
 def test_the_worker_keeps_the_sandbox_confinement(warm_sandbox: Sandbox, canary_env: str) -> None:
     code = "import os\ndef run():\n    return dict(os.environ)\n"
     env = warm(warm_sandbox, code).value
