@@ -20,7 +20,8 @@ of idle (the workers are separate processes and shown apart). The sandbox timeou
 tool is quarantined at its third failure in a row and its later calls are refused at
 once, as in real use; ``--no-quarantine`` keeps every fault call running (the worst case).
 It also prints the CPU time per good call of the server, the sandbox workers and the
-clients, which on this shared machine says more than the wall clock does. Throughput, CPU
+clients, which on this shared machine says more than the wall clock does, and how busy the whole
+machine was and how much of its time the hypervisor took (steal). Throughput, CPU
 and latencies count from the moment every client of a run is connected (connecting is not
 a call) until the last good call returns.
 
@@ -144,6 +145,17 @@ def running_server(home: Path) -> Iterator[Server]:
 def client(server: Server, mode: str) -> Client:
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=httpx2.Timeout(30, read=300))
     return Client(streamable_http_client(server.url, http_client=http), mode=mode, read_timeout_seconds=120)
+
+
+def machine_ticks() -> tuple[int, int, int]:
+    """(busy, stolen, all) clock ticks of the whole machine so far, from ``/proc/stat``.
+
+    Stolen time is what the hypervisor gave to other guests while this one wanted to run:
+    on a shared VM it is why the same run costs more CPU time one hour than the next.
+    """
+    fields = [int(f) for f in Path("/proc/stat").read_text().splitlines()[0].split()[1:9]]
+    idle = fields[3] + fields[4]
+    return sum(fields) - idle - fields[7], fields[7], sum(fields)
 
 
 def cpu_s(pid: int) -> float:
@@ -289,6 +301,7 @@ async def load(server: Server, mode: str, clients: int, calls: int, *, faults: l
                 group.start_soon(good_client, server, mode, calls, samples, errors, start)
             await start.go.wait()
             server_cpu, own_cpu, workers_cpu = cpu_s(server.pid), time.process_time(), tree_cpu_s(server.pid)
+            machine = machine_ticks()
             started = time.perf_counter()
         wall = time.perf_counter() - started
         cpu = {
@@ -296,12 +309,14 @@ async def load(server: Server, mode: str, clients: int, calls: int, *, faults: l
             "workers": tree_cpu_s(server.pid) - workers_cpu,
             "clients": time.process_time() - own_cpu,
         }
+        busy, stolen, total = (b - a for a, b in zip(machine, machine_ticks(), strict=True))
         done.set()
     # The workers' figure holds only while the same workers lived throughout: a worker that
     # stopped meanwhile takes its CPU time with it.
     if children(server.pid) != workers_before:
         cpu["workers"] = float("nan")
-    return {"samples": samples, "wall": wall, "errors": errors, "faults": counts, "cpu": cpu}
+    machine_use = {"busy": busy / max(total, 1), "steal": stolen / max(total, 1)}
+    return {"samples": samples, "wall": wall, "errors": errors, "faults": counts, "cpu": cpu, "machine": machine_use}
 
 
 def percentile(samples: list[float], q: float) -> float:
@@ -366,7 +381,8 @@ def report(figures: dict[str, Any], args: argparse.Namespace) -> bool:
         print(
             f"CPU per good call {label}: server {per_call['server']:.1f} ms, "
             f"sandbox workers {per_call['workers']:.1f} ms{' (workers came and went)' if workers_gone else ''}, "
-            f"the official clients {per_call['clients']:.1f} ms"
+            f"the official clients {per_call['clients']:.1f} ms; the machine {run['machine']['busy']:.0%} busy, "
+            f"{run['machine']['steal']:.0%} stolen"
         )
     print("fault calls during the faulty run: " + ", ".join(f"{k} {v}" for k, v in sorted(faulty["faults"].items())))
     rate = len(clean["samples"]) / clean["wall"]
