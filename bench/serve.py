@@ -10,23 +10,30 @@ token, warm workers on, bwrap) over a fresh library:
    one call at a time (a result that is not JSON, infinite recursion, a 7.5 MB result,
    sleeping past the timeout, a CPU spin past it, a memory bomb, a fork bomb, a setsid'd
    background process), until the good clients are done;
-5. the server's RSS after the load, and the warm workers' memory (PSS) beside it.
+5. steps 3 and 4 again, for ``--rounds`` rounds in all (3), each round with fresh copies of
+   the fault tools so that every round meets them as the first did;
+6. the server's RSS after the load, and the warm workers' memory (PSS) beside it.
 
 It prints throughput and p50/p95/p99 of the good tool's calls (as the client saw them)
-with and without faults, the RSS figures, and the targets: without faults >= 150 calls/s
-and p99 <= 100 ms; with faults p99 <= 2x the p99 without; RSS after the load within 25%
-of idle (the workers are separate processes and shown apart). The sandbox timeout is
-3 s here so the slow faults end quickly. Settings are otherwise the defaults: a fault
-tool is quarantined at its third failure in a row and its later calls are refused at
-once, as in real use; ``--no-quarantine`` keeps every fault call running (the worst case).
+with and without faults, round by round, the RSS figures, and the targets: without faults
+>= 150 calls/s and p99 <= 100 ms; with faults p99 <= 2x the p99 without; RSS after the
+load within 25% of idle (the workers are separate processes and shown apart). The first
+three are judged on the median of the rounds, and a round's ratio compares the two runs
+of that round: the p99 of 400 calls is their fourth slowest, and on a shared machine it
+moves by a third between runs of the same code. The sandbox timeout is 3 s here so the
+slow faults end quickly. Settings are otherwise the defaults: a fault tool is quarantined
+at its third failure in a row and its later calls are refused at once, as in real use;
+``--no-quarantine`` keeps every fault call running (the worst case).
 It also prints the CPU time per good call of the server, the sandbox workers and the
-clients, which on this shared machine says more than the wall clock does, and how busy the whole
-machine was and how much of its time the hypervisor took (steal). Throughput, CPU
-and latencies count from the moment every client of a run is connected (connecting is not
-a call) until the last good call returns.
+clients, which on this shared machine says more than the wall clock does, and how busy the
+whole machine was and how much of its time the hypervisor took (steal). Throughput, CPU and
+latencies count from the moment every client of a run is connected until the last good
+call returns. Connecting is not a call, and neither is listing the tools: a host lists
+them when it connects, and the SDK client lists them to check its first result of a tool,
+which would otherwise put a tools/list inside each client's first timed call.
 
     python bench/serve.py [--clients 8] [--calls 50] [--large 40] [--mode auto|legacy] [--no-quarantine]
-                          [--faults NAME ...] [--per-tool N]
+                          [--faults NAME ...] [--per-tool N] [--rounds N]
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -91,16 +99,26 @@ class Server:
         return self.proc.pid
 
 
-def make_library(home: Path, per_tool: int | None = None, *, quarantine: bool = True) -> None:
+def make_library(home: Path, per_tool: int | None = None, *, quarantine: bool = True, rounds: int = 1) -> None:
+    """The good tool, the large one, and a fresh copy of each fault tool for every round.
+
+    Fresh copies keep the rounds alike: a fault tool called in an earlier round would come
+    to the next one with failures on its record, or already quarantined.
+    """
     config = home / "config.toml"
     pool = f"warm_per_tool = {per_tool}\n" if per_tool else ""
     never = "" if quarantine else "quarantine_after = 1000000\n"
     config.write_text(f"{never}\n[sandbox]\nnetwork = false\ntimeout_s = {TIMEOUT_S}\n{pool}", encoding="utf-8")
-    tools = {"good": GOOD, "big": "def run(x: int) -> dict:\n    return {'blob': 'x' * x}\n", **FAULTS}
+    tools = {"good": GOOD, "big": "def run(x: int) -> dict:\n    return {'blob': 'x' * x}\n"}
+    tools |= {fault_tool(name, r): code for r in range(1, rounds + 1) for name, code in FAULTS.items()}
     with ToolLibrary.open(Settings(home=home)) as library:
         for name, code in tools.items():
             spec = ToolSpec(name=name, description=f"Bench tool {name}.", parameters=X, code=code, test_args={"x": 1})
             library.add(spec, provenance=Provenance(origin="bench"), gate={}, status=Status.ACTIVE)
+
+
+def fault_tool(name: str, round_no: int) -> str:
+    return f"{name}_{round_no}"
 
 
 @contextmanager
@@ -261,6 +279,7 @@ async def good_client(
     server: Server, mode: str, calls: int, samples: list[float], errors: list[str], start: Start
 ) -> None:
     async with client(server, mode) as c:
+        await c.list_tools()  # what a host does on connecting, and the SDK before a first call
         await start.ready()
         for i in range(calls):
             started = time.perf_counter()
@@ -275,6 +294,7 @@ async def fault_client(
 ) -> None:
     """One more client, calling the misbehaving tools in turn, one call at a time."""
     async with client(server, mode) as c:
+        await c.list_tools()
         await start.ready()
         for i in range(2000):  # bounded: the good clients end the loop long before
             if done.is_set():
@@ -357,8 +377,12 @@ async def bench(server: Server, args: argparse.Namespace) -> dict[str, Any]:
         outer.cancel_scope.cancel()
     await settle()
     figures["burst_peak"], figures["after_burst"] = peak[0], rss_mib(server.pid)
-    figures["clean"] = await load(server, args.mode, args.clients, args.calls, faults=[])
-    figures["faulty"] = await load(server, args.mode, args.clients, args.calls, faults=args.faults)
+    figures["rounds"] = []
+    for r in range(1, args.rounds + 1):  # without and with faults in turn, so drift hits both alike
+        clean = await load(server, args.mode, args.clients, args.calls, faults=[])
+        faults = [fault_tool(name, r) for name in args.faults]
+        faulty = await load(server, args.mode, args.clients, args.calls, faults=faults)
+        figures["rounds"].append((clean, faulty))
     await settle()
     figures["after_load"] = rss_mib(server.pid)
     figures["workers"] = workers_pss_mib(server.pid)
@@ -368,45 +392,70 @@ async def bench(server: Server, args: argparse.Namespace) -> dict[str, Any]:
 def report(figures: dict[str, Any], args: argparse.Namespace) -> bool:
     from sandbox import print_table
 
-    clean, faulty = figures["clean"], figures["faulty"]
+    rounds: list[tuple[dict[str, Any], dict[str, Any]]] = figures["rounds"]
+    rows = []
+    for r, (clean, faulty) in enumerate(rounds, start=1):
+        rows += [row(f"{r}: without faults", clean), row(f"{r}: with faults", faulty)]
     print_table(
-        f"The good tool over HTTP ({args.mode} era), {args.clients} clients x {args.calls} calls "
+        f"The good tool over HTTP ({args.mode} era), {args.clients} clients x {args.calls} calls, by round "
         f"(ms; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)",
-        ("run", "calls", "calls/s", "p50", "p95", "p99", "errors"),
-        [row("without faults", clean), row("with faults", faulty)],
+        ("round", "calls", "calls/s", "p50", "p95", "p99", "errors"),
+        rows,
     )
-    for label, run in (("without faults", clean), ("with faults", faulty)):
-        per_call = {k: v / len(run["samples"]) * 1000 for k, v in run["cpu"].items()}
-        workers_gone = math.isnan(per_call["workers"])
-        print(
-            f"CPU per good call {label}: server {per_call['server']:.1f} ms, "
-            f"sandbox workers {per_call['workers']:.1f} ms{' (workers came and went)' if workers_gone else ''}, "
-            f"the official clients {per_call['clients']:.1f} ms; the machine {run['machine']['busy']:.0%} busy, "
-            f"{run['machine']['steal']:.0%} stolen"
-        )
-    print("fault calls during the faulty run: " + ", ".join(f"{k} {v}" for k, v in sorted(faulty["faults"].items())))
-    rate = len(clean["samples"]) / clean["wall"]
-    p99, p99_faulty = percentile(clean["samples"], 99), percentile(faulty["samples"], 99)
+    for r, (clean, faulty) in enumerate(rounds, start=1):
+        for label, run in (("without faults", clean), ("with faults", faulty)):
+            print(f"round {r} {label}: {cpu_line(run)}")
+    fault_calls: Counter[str] = Counter()
+    for _, faulty in rounds:
+        for key, count in faulty["faults"].items():
+            name, kind = key.split(" ")
+            fault_calls[f"{name.rsplit('_', 1)[0]} {kind}"] += count
+    print("fault calls during the faulty runs: " + ", ".join(f"{k} {v}" for k, v in sorted(fault_calls.items())))
+    rates = [len(clean["samples"]) / clean["wall"] for clean, _ in rounds]
+    p99s = [percentile(clean["samples"], 99) for clean, _ in rounds]
+    ratios = [percentile(faulty["samples"], 99) / percentile(clean["samples"], 99) for clean, faulty in rounds]
+    rate, p99, ratio = statistics.median(rates), statistics.median(p99s), statistics.median(ratios)
     idle, after = figures["idle"], figures["after_load"]
     count, pss = figures["workers"]
     checks = [
-        (f"without faults: {rate:.0f} calls/s", ">= 150", rate >= 150),
-        (f"without faults: p99 {p99:.1f} ms", "<= 100 ms", p99 <= 100),
-        (f"with faults: p99 {p99_faulty:.1f} ms = {p99_faulty / p99:.2f}x", "<= 2x", p99_faulty <= 2 * p99),
+        (f"without faults: {rate:.0f} calls/s (rounds: {listed(rates, '.0f')})", ">= 150", rate >= 150),
+        (f"without faults: p99 {p99:.1f} ms (rounds: {listed(p99s, '.1f')})", "<= 100 ms", p99 <= 100),
+        (f"with faults: p99 {ratio:.2f}x the p99 without (rounds: {listed(ratios, '.2f')})", "<= 2x", ratio <= 2),
         (f"server RSS idle {idle:.0f} MiB; after {args.large} large results {figures['after_large']:.0f}", "", True),
         (f"after 8 large results at once {figures['after_burst']:.0f} (peak {figures['burst_peak']:.0f})", "", True),
         (f"server RSS after the load {after:.0f} MiB = {after / idle:.2f}x idle", "<= 1.25x", after <= 1.25 * idle),
         (f"warm workers and their processes after the load: {count}, {pss:.0f} MiB PSS", "", True),
     ]
     print_table(
-        "Targets",
+        f"Targets (the median of {len(rounds)} rounds; a round's ratio compares its own two runs)",
         ("figure", "target", "met"),
         [(f, t, ("yes" if ok else "NO") if t else "") for f, t, ok in checks],
     )
-    errors = clean["errors"] + faulty["errors"]
+    errors = [e for clean, faulty in rounds for e in clean["errors"] + faulty["errors"]]
     if errors:
         print(f"{len(errors)} good calls failed, e.g. {errors[0]}")
     return all(ok for _, _, ok in checks) and not errors
+
+
+def listed(values: list[float], spec: str) -> str:
+    return ", ".join(format(v, spec) for v in values)
+
+
+def cpu_line(run: dict[str, Any]) -> str:
+    per_call = {k: v / len(run["samples"]) * 1000 for k, v in run["cpu"].items()}
+    workers = "n/a, workers came and went" if math.isnan(per_call["workers"]) else f"{per_call['workers']:.1f} ms"
+    return (
+        f"CPU per good call: server {per_call['server']:.1f} ms, sandbox workers {workers}, "
+        f"the official clients {per_call['clients']:.1f} ms; the machine {run['machine']['busy']:.0%} busy, "
+        f"{run['machine']['steal']:.0%} stolen"
+    )
+
+
+def positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -420,10 +469,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--faults", nargs="+", choices=list(FAULTS), default=list(FAULTS), help="which faults run")
     parser.add_argument("--per-tool", type=int, default=None, help="sandbox.warm_per_tool (default: the setting's)")
+    parser.add_argument(
+        "--rounds", type=positive, default=3, help="rounds of the two runs, each with fresh fault tools (default 3)"
+    )
     args = parser.parse_args(argv)
     home = Path(tempfile.mkdtemp(prefix="toolsmith-bench-serve-"))
     try:
-        make_library(home, args.per_tool, quarantine=not args.no_quarantine)
+        make_library(home, args.per_tool, quarantine=not args.no_quarantine, rounds=args.rounds)
         with running_server(home) as server:
             figures = anyio.run(bench, server, args)
             if any("Traceback" in line for line in server.log):
