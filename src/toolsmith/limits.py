@@ -34,10 +34,7 @@ class Limits:
     tmp_size_mb: int = field(default=256, metadata={"help": "size of the run's private /tmp"})
     # A cgroup quota where one is available; a run never gets every core of the machine.
     cpus: float = field(
-        default=2.0,
-        metadata={
-            "help": "cores' worth of CPU time for the whole run (at most half of what all runs may use together)"
-        },
+        default=2.0, metadata={"help": "cores' worth of CPU time for the whole run (one core is left to the host)"}
     )
 
     def with_timeout(self, timeout_s: float | None) -> Limits:

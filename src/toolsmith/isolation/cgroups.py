@@ -18,8 +18,7 @@ without the parent nothing capped them all together: a misbehaving tool's runs (
 hundred in flight, each within its limits) took every core from the server and from the
 other tools. The parent's CPU quota leaves half a core to the host whatever the runs do;
 within it the ``warm`` group weighs twice the ``cold`` one, so stored-tool calls keep
-their share when cold runs pile up, and no one run may take more than half the parent's
-quota, so a call spinning until its timeout cannot starve the warm path either.
+their share when cold runs pile up.
 
 When cgroups are not writable (a normal user, a locked-down container) runs go ahead
 without them and :func:`support` says why; non-root users get ``RLIMIT_NPROC`` enforced
@@ -371,13 +370,9 @@ def _remove_parent(top: Path) -> None:
 
 
 def cpu_quota_us(limits: Limits, cpu_count: int | None = None) -> int:
-    """The run's CPU time per period: ``limits.cpus`` cores, and never more than half of
-    what all runs may use together (the runs' parent's quota), so one call spinning to its
-    timeout leaves the other half to the warm path and every other run. That also leaves
-    the host at least one core; on a single core, the run may have it.
-    """
+    """The run's CPU time per period: ``limits.cpus`` cores, always leaving one to the host."""
     cores = cpu_count or os.cpu_count() or 1
-    share = min(limits.cpus, 1.0 if cores <= 1 else (cores - HOST_RESERVE_CORES) / 2)
+    share = min(limits.cpus, max(1.0, cores - 1.0))
     return max(int(share * CPU_PERIOD_US), 1000)
 
 
