@@ -279,7 +279,7 @@ async def good_client(
     server: Server, mode: str, calls: int, samples: list[float], errors: list[str], start: Start
 ) -> None:
     async with client(server, mode) as c:
-        await c.list_tools()  # what a host does on connecting, and the SDK before a first call
+        await c.list_tools()  # as a host does on connecting; else the SDK lists them inside the first call
         await start.ready()
         for i in range(calls):
             started = time.perf_counter()
@@ -290,22 +290,25 @@ async def good_client(
 
 
 async def fault_client(
-    server: Server, mode: str, faults: list[str], done: anyio.Event, counts: dict[str, int], start: Start
+    server: Server, mode: str, faults: tuple[list[str], int], done: anyio.Event, counts: dict[str, int], start: Start
 ) -> None:
-    """One more client, calling the misbehaving tools in turn, one call at a time."""
+    """One more client, calling the round's copies of the misbehaving tools in turn, one call at a time."""
+    names, round_no = faults
     async with client(server, mode) as c:
         await c.list_tools()
         await start.ready()
         for i in range(2000):  # bounded: the good clients end the loop long before
             if done.is_set():
                 return
-            name = faults[i % len(faults)]
-            result = await c.call_tool(name, {"x": 1})
+            name = names[i % len(names)]
+            result = await c.call_tool(fault_tool(name, round_no), {"x": 1})
             kind = "ok" if not result.is_error else "failed"
             counts[f"{name} {kind}"] = counts.get(f"{name} {kind}", 0) + 1
 
 
-async def load(server: Server, mode: str, clients: int, calls: int, *, faults: list[str]) -> dict[str, Any]:
+async def load(
+    server: Server, mode: str, clients: int, calls: int, *, faults: list[str], round_no: int = 1
+) -> dict[str, Any]:
     """Throughput, latencies and CPU from the moment every client is connected until the good ones are done."""
     samples: list[float] = []
     errors: list[str] = []
@@ -315,7 +318,7 @@ async def load(server: Server, mode: str, clients: int, calls: int, *, faults: l
     workers_before = children(server.pid)
     async with anyio.create_task_group() as outer:
         if faults:
-            outer.start_soon(fault_client, server, mode, faults, done, counts, start)
+            outer.start_soon(fault_client, server, mode, (faults, round_no), done, counts, start)
         async with anyio.create_task_group() as group:
             for _ in range(clients):
                 group.start_soon(good_client, server, mode, calls, samples, errors, start)
@@ -380,8 +383,7 @@ async def bench(server: Server, args: argparse.Namespace) -> dict[str, Any]:
     figures["rounds"] = []
     for r in range(1, args.rounds + 1):  # without and with faults in turn, so drift hits both alike
         clean = await load(server, args.mode, args.clients, args.calls, faults=[])
-        faults = [fault_tool(name, r) for name in args.faults]
-        faulty = await load(server, args.mode, args.clients, args.calls, faults=faults)
+        faulty = await load(server, args.mode, args.clients, args.calls, faults=args.faults, round_no=r)
         figures["rounds"].append((clean, faulty))
     await settle()
     figures["after_load"] = rss_mib(server.pid)
@@ -407,9 +409,7 @@ def report(figures: dict[str, Any], args: argparse.Namespace) -> bool:
             print(f"round {r} {label}: {cpu_line(run)}")
     fault_calls: Counter[str] = Counter()
     for _, faulty in rounds:
-        for key, count in faulty["faults"].items():
-            name, kind = key.split(" ")
-            fault_calls[f"{name.rsplit('_', 1)[0]} {kind}"] += count
+        fault_calls.update(faulty["faults"])
     print("fault calls during the faulty runs: " + ", ".join(f"{k} {v}" for k, v in sorted(fault_calls.items())))
     rates = [len(clean["samples"]) / clean["wall"] for clean, _ in rounds]
     p99s = [percentile(clean["samples"], 99) for clean, _ in rounds]
