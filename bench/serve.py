@@ -290,10 +290,15 @@ async def good_client(
 
 
 async def fault_client(
-    server: Server, mode: str, faults: tuple[list[str], int], done: anyio.Event, counts: dict[str, int], start: Start
+    server: Server,
+    mode: str,
+    names: list[str],
+    round_no: int,
+    done: anyio.Event,
+    counts: dict[str, int],
+    start: Start,
 ) -> None:
     """One more client, calling the round's copies of the misbehaving tools in turn, one call at a time."""
-    names, round_no = faults
     async with client(server, mode) as c:
         await c.list_tools()
         await start.ready()
@@ -318,7 +323,7 @@ async def load(
     workers_before = children(server.pid)
     async with anyio.create_task_group() as outer:
         if faults:
-            outer.start_soon(fault_client, server, mode, (faults, round_no), done, counts, start)
+            outer.start_soon(fault_client, server, mode, faults, round_no, done, counts, start)
         async with anyio.create_task_group() as group:
             for _ in range(clients):
                 group.start_soon(good_client, server, mode, calls, samples, errors, start)
@@ -413,7 +418,7 @@ def report(figures: dict[str, Any], args: argparse.Namespace) -> bool:
     print("fault calls during the faulty runs: " + ", ".join(f"{k} {v}" for k, v in sorted(fault_calls.items())))
     rates = [len(clean["samples"]) / clean["wall"] for clean, _ in rounds]
     p99s = [percentile(clean["samples"], 99) for clean, _ in rounds]
-    ratios = [percentile(faulty["samples"], 99) / percentile(clean["samples"], 99) for clean, faulty in rounds]
+    ratios = [percentile(faulty["samples"], 99) / p99 for (_, faulty), p99 in zip(rounds, p99s, strict=True)]
     rate, p99, ratio = statistics.median(rates), statistics.median(p99s), statistics.median(ratios)
     idle, after = figures["idle"], figures["after_load"]
     count, pss = figures["workers"]
