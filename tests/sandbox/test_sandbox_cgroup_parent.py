@@ -75,3 +75,32 @@ def test_a_warm_worker_and_a_cold_run_land_in_their_groups(settings: Settings, m
         assert [p.parent for p in made] == [top / "cold"] and not made[0].exists()  # removed after the run
     finally:
         sandbox.close()
+
+
+def test_on_cgroup_v2_one_directory_carries_every_controllers_limits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """v2 has one hierarchy: the run's pids, memory and CPU limits all land in its one group.
+
+    A plain directory stands in for the cgroup file system (this machine's controllers may
+    be bound to v1), so this checks what toolsmith writes, not what the kernel enforces.
+    """
+    monkeypatch.setattr(cgroups, "_parents", {})  # the real hierarchy's parents are cached process-wide
+    monkeypatch.setattr(cgroups, "_KILL_ROUNDS_S", 0.0)
+    controllers = {name: cgroups.Controller(name=name, version=2, parent=tmp_path) for name in cgroups.CONTROLLERS}
+    limits = Limits(memory_mb=300, max_procs=20)
+    run = cgroups.RunCgroup.create(limits, controllers, kind="warm")
+    path = tmp_path / f"toolsmith-{os.getpid()}-runs" / "warm"
+    assert set(run.dirs) == set(cgroups.CONTROLLERS)
+    assert len(run.paths) == 1
+    (group,) = run.paths
+    assert group.parent == path
+    assert read(group / "pids.max") == str(20 + cgroups.PIDS_SLACK)
+    assert read(group / "memory.max") == str((300 + cgroups.MEMORY_SLACK_MB) * 1024 * 1024)
+    assert read(group / "cpu.max") == f"{cgroups.cpu_quota_us(limits)} {cgroups.CPU_PERIOD_US}"
+    assert read(path / "cpu.weight") == str(cgroups.KIND_SHARES["warm"] * 100 // 1024)
+    # Every controller's verdict is read before the group goes, whichever comes first.
+    (group / "pids.events").write_text("max 2\n")
+    (group / "memory.events").write_text("oom 1\noom_kill 1\n")
+    run.close()
+    assert run.pids_limited and run.oom_killed and run.dirs == {}

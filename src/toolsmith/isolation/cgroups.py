@@ -242,18 +242,23 @@ class RunCgroup:
         """
         run = cls()
         tag = f"toolsmith-{os.getpid()}-{next(_counter)}"
+        made: set[Path] = set()  # on v2 one directory serves every controller
         for ctl in (controllers if controllers is not None else support()).values():
             if ctl.parent is None or ctl.version is None:
                 continue
             path = runs_parent(ctl, kind) / tag
-            try:
-                path.mkdir()
-            except OSError:
-                continue
+            if path not in made:
+                try:
+                    path.mkdir()
+                except OSError:
+                    continue
+                made.add(path)
             try:
                 _configure(ctl.name, ctl.version, path, limits)
             except OSError:
-                _remove(path)  # a limit that cannot be set is no limit: run without this group
+                if path not in run.paths:  # a limit that cannot be set is no limit: run without this group
+                    made.discard(path)
+                    _remove(path)
                 continue
             run.dirs[ctl.name] = (ctl.version, path)
         return run
@@ -262,9 +267,14 @@ class RunCgroup:
     def active(self) -> tuple[str, ...]:
         return tuple(self.dirs)
 
+    @property
+    def paths(self) -> dict[Path, int]:
+        """Each of the run's directories once, with its cgroup version (v2 has one for all)."""
+        return {path: version for version, path in self.dirs.values()}
+
     def joiner(self) -> Callable[[], None]:
         """A pre-exec hook moving the calling (child) process into every cgroup of the run."""
-        targets = [str(path / "cgroup.procs") for _, path in self.dirs.values()]
+        targets = [str(path / "cgroup.procs") for path in self.paths]
 
         def join() -> None:
             pid = str(os.getpid()).encode()
@@ -288,15 +298,17 @@ class RunCgroup:
 
     def close(self) -> None:
         """Kill whatever is left in the run's cgroups, read their verdicts, remove them."""
-        for name, (version, path) in list(self.dirs.items()):
-            if name == "pids":
-                # Read before the kill loop, which forbids forks and would count its own refusals.
-                self.pids_limited = _pids_hit(path)
+        pids, memory, paths = self.dirs.get("pids"), self.dirs.get("memory"), self.paths
+        if pids is not None:
+            # Read before the kill loop, which forbids forks and would count its own refusals.
+            self.pids_limited = _pids_hit(pids[1])
+        for path, version in paths.items():
             self.killed_leftovers += _kill_all(version, path)
-            if name == "memory":
-                self.oom_killed = _oom_happened(version, path)
+        if memory is not None:  # before any removal: on v2 the memory group is everyone's
+            self.oom_killed = _oom_happened(*memory)
+        for path in paths:
             _remove(path)
-            del self.dirs[name]
+        self.dirs.clear()
 
 
 _parents: dict[tuple[str, str], Path] = {}
@@ -321,11 +333,12 @@ def _make_parent(name: str, version: int, here: Path, kind: str) -> Path:
     top = here / f"toolsmith-{os.getpid()}-runs"
     try:
         fresh = _ensure(top)
-        if fresh:
-            _configure_parent(name, version, top, shares=PARENT_SHARES, quota=True)
+        # Configured for every controller, not only by whichever made the directory: on v2
+        # the pids, memory and cpu controllers share it, and each must be handed down.
+        _configure_parent(name, version, top, shares=PARENT_SHARES, quota=True)
         group = top / kind
-        if _ensure(group):
-            _configure_parent(name, version, group, shares=KIND_SHARES[kind], quota=False)
+        _ensure(group)
+        _configure_parent(name, version, group, shares=KIND_SHARES[kind], quota=False)
     except OSError:
         return here
     if fresh:
