@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-_FLOATS = ("timeout_s", "cpus")
+_FLOATS = ("timeout_s", "cpus", "yield_after_s")
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,13 @@ class Limits:
     # A cgroup quota where one is available; a run never gets every core of the machine.
     cpus: float = field(
         default=2.0, metadata={"help": "cores' worth of CPU time for the whole run (one core is left to the host)"}
+    )
+
+    # Quick calls are what a serving process's users wait on; a run past this point is a
+    # batch job or a runaway, and waits for idle CPU instead (isolation.cgroups.RunCgroup.yield_cpu).
+    yield_after_s: float = field(
+        default=0.25,
+        metadata={"help": "seconds a run runs at full priority; then it gets only CPU that quicker runs leave idle"},
     )
 
     def with_timeout(self, timeout_s: float | None) -> Limits:

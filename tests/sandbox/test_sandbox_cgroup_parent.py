@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,6 +24,10 @@ def cpu_controller() -> cgroups.Controller:
 
 def read(path: Path) -> str:
     return path.read_text().strip()
+
+
+def procs(path: Path) -> list[int]:
+    return [int(pid) for pid in read(path / "cgroup.procs").split()]
 
 
 def test_runs_of_both_kinds_share_one_parent_that_leaves_the_host_half_a_core() -> None:
@@ -99,8 +104,63 @@ def test_on_cgroup_v2_one_directory_carries_every_controllers_limits(
     assert read(group / "memory.max") == str((300 + cgroups.MEMORY_SLACK_MB) * 1024 * 1024)
     assert read(group / "cpu.max") == f"{cgroups.cpu_quota_us(limits)} {cgroups.CPU_PERIOD_US}"
     assert read(path / "cpu.weight") == str(cgroups.KIND_SHARES["warm"] * 100 // 1024)
+    # A run that goes on turns its own group idle: v2 cannot move it out of its one tree.
+    (group / "cpu.idle").write_text("0")
+    run.yield_cpu()
+    assert read(group / "cpu.idle") == "1" and run.slow is None
+    run.resume_cpu()
+    assert read(group / "cpu.idle") == "0"
     # Every controller's verdict is read before the group goes, whichever comes first.
     (group / "pids.events").write_text("max 2\n")
     (group / "memory.events").write_text("oom 1\noom_kill 1\n")
     run.close()
     assert run.pids_limited and run.oom_killed and run.dirs == {}
+
+
+def test_a_run_that_goes_on_waits_for_idle_cpu_beside_the_runs_parent() -> None:
+    ctl = cpu_controller()
+    if ctl.version != 1:
+        pytest.skip("on v2 the run's own group turns idle (the test above)")
+    assert ctl.parent is not None
+    run = cgroups.RunCgroup.create(Limits(cpus=1.0), kind="warm")
+    proc = subprocess.Popen(["sleep", "60"], preexec_fn=run.joiner())
+    _, path = run.dirs["cpu"]
+    slow = ctl.parent / f"toolsmith-{os.getpid()}-slow"
+    try:
+        run.yield_cpu()
+        # Beside the runs' parent, not in it: the parent's weight would still count against the server.
+        assert run.slow == slow / path.name
+        assert read(slow / "cpu.idle") == "1"
+        assert procs(run.slow) == [proc.pid] and procs(path) == []
+        assert read(run.slow / "cpu.cfs_quota_us") == read(path / "cpu.cfs_quota_us") == "100000"
+        run.resume_cpu()  # a warm worker's next call starts at full priority
+        assert procs(path) == [proc.pid] and procs(slow / path.name) == []
+        run.yield_cpu()
+    finally:
+        run.close()
+    assert proc.wait(10) == -9  # killed where it waited, and both of its CPU groups removed
+    assert not path.exists() and not (slow / path.name).exists()
+
+
+def test_a_long_warm_call_runs_on_idle_cpu_and_its_worker_comes_back(settings: Settings) -> None:
+    ctl = cpu_controller()
+    if ctl.version != 1 or not bwrap.probe()[0]:
+        pytest.skip("needs cgroup v1 cpu and bwrap")
+    quick = replace(settings.limits, yield_after_s=0.05)
+    sandbox = Sandbox(replace(settings, warm_workers=1, warm_per_tool=1, limits=quick), backend=bwrap.BwrapBackend())
+    code = (
+        "import time\n\ndef run(wait: float) -> dict:\n    time.sleep(wait)\n"
+        "    with open('/proc/self/cgroup') as f:\n"
+        "        return {'cpu': [line for line in f.read().splitlines() if ':cpu:' in line]}\n"
+    )
+    try:
+        quick_call = sandbox.call_tool(code, {"wait": 0}, warm=True)
+        long_call = sandbox.call_tool(code, {"wait": 0.5}, warm=True)
+        assert quick_call.ok and long_call.ok, (quick_call, long_call)
+        assert "-slow/" not in quick_call.value["cpu"][0]
+        assert f"toolsmith-{os.getpid()}-slow/" in long_call.value["cpu"][0]
+        (worker,) = sandbox.isolation.warm.workers()
+        _, path = worker.cgroup.dirs["cpu"]
+        assert worker.proc.pid in procs(path) and not worker.cgroup.yielded
+    finally:
+        sandbox.close()

@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -128,7 +129,8 @@ def supervise(
     """
     out, err = _CappedBuffer(limits.output_bytes), _CappedBuffer(limits.output_bytes)
     try:
-        timed_out = _pump(proc, out, err, deadline=started + limits.timeout_s)
+        slow = (started + limits.yield_after_s, cgroup.yield_cpu) if cgroup is not None else None
+        timed_out = _pump(proc, out, err, deadline=started + limits.timeout_s, slow=slow)
         if timed_out:
             kill_group(proc)
         if proc.poll() is None:  # the streams closed but the child lives on: end the group
@@ -160,11 +162,19 @@ def reached(pids_hit: bool, oom_killed: bool) -> tuple[Limit, ...]:
     return (*((Limit.PROCESSES,) if pids_hit else ()), *((Limit.MEMORY,) if oom_killed else ()))
 
 
-def _pump(proc: subprocess.Popen[bytes], out: _CappedBuffer, err: _CappedBuffer, *, deadline: float) -> bool:
+def _pump(
+    proc: subprocess.Popen[bytes],
+    out: _CappedBuffer,
+    err: _CappedBuffer,
+    *,
+    deadline: float,
+    slow: tuple[float, Callable[[], None]] | None = None,
+) -> bool:
     """Read both pipes until EOF; return True if the deadline passed first.
 
     When the child exits but something it left behind keeps a pipe open, reading stops
-    after a short grace period instead of waiting for the deadline.
+    after a short grace period instead of waiting for the deadline. ``slow`` is when the
+    run has gone on long, and what to do then (once).
     """
     assert proc.stdout is not None and proc.stderr is not None
     selector = selectors.DefaultSelector()
@@ -180,7 +190,10 @@ def _pump(proc: subprocess.Popen[bytes], out: _CappedBuffer, err: _CappedBuffer,
                 grace_until = now + _EXIT_GRACE_S
             if grace_until is not None and now >= grace_until:
                 break
-            wait = min(deadline, grace_until or deadline) - now
+            if slow is not None and now >= slow[0]:
+                slow[1]()
+                slow = None
+            wait = min(deadline, grace_until or deadline, slow[0] if slow is not None else deadline) - now
             for key, _ in selector.select(timeout=min(wait, 0.1)):
                 chunk = os.read(key.fd, 65536)
                 if chunk:

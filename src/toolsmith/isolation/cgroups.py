@@ -201,6 +201,8 @@ def _sweep_stale(here: Path) -> None:
                     _sweep_stale(child / kind)
                     with contextlib.suppress(OSError):
                         (child / kind).rmdir()
+                if child.name.endswith("-slow"):
+                    _sweep_stale(child)
                 with contextlib.suppress(OSError):
                     child.rmdir()
 
@@ -230,6 +232,11 @@ class RunCgroup:
     oom_killed: bool = False
     pids_limited: bool = False
     killed_leftovers: int = 0
+    # Where the run's processes wait for idle CPU once it has run long (:meth:`yield_cpu`):
+    # on v1 a CPU group of its own among the slow runs; None until then, and on v2.
+    slow: Path | None = None
+    yielded: bool = False
+    cpu_home: Path | None = None  # our own CPU group, where the slow runs' group goes
 
     @classmethod
     def create(
@@ -261,6 +268,8 @@ class RunCgroup:
                     _remove(path)
                 continue
             run.dirs[ctl.name] = (ctl.version, path)
+            if ctl.name == "cpu":
+                run.cpu_home = ctl.parent
         return run
 
     @property
@@ -296,9 +305,52 @@ class RunCgroup:
             oom_kills=_oom_kills(*memory) if memory else 0,
         )
 
+    def yield_cpu(self) -> None:
+        """From now on the run gets only the CPU that quicker runs and the host leave idle.
+
+        A run that has gone on this long is a batch job or a runaway; the calls that finish
+        in milliseconds are what a server's users wait on. On v1 the run's processes move to
+        a CPU group of their own, with the same quota, under one idle group beside the runs'
+        parent, so the server as well as the other runs comes first. v2 keeps a process's
+        groups in one tree, so there the run's own group turns idle: it yields to the other
+        runs only. Best effort: where the kernel refuses, the run goes on as it was.
+        """
+        cpu = self.dirs.get("cpu")
+        if cpu is None or self.cpu_home is None or self.yielded:
+            return
+        version, path = cpu
+        self.yielded = True
+        with contextlib.suppress(OSError):
+            if version == 2:
+                _set_idle(version, path, idle=True)
+                return
+            if self.slow is None:
+                slow = _slow_parent(self.cpu_home) / path.name
+                _ensure(slow)
+                self.slow = slow
+                (slow / "cpu.cfs_period_us").write_text(str(CPU_PERIOD_US))
+                (slow / "cpu.cfs_quota_us").write_text((path / "cpu.cfs_quota_us").read_text())
+            _move_all(path, self.slow)
+
+    def resume_cpu(self) -> None:
+        """Undo :meth:`yield_cpu` for a warm worker whose long call ended: its next call starts afresh."""
+        cpu = self.dirs.get("cpu")
+        if cpu is None or not self.yielded:
+            return
+        version, path = cpu
+        self.yielded = False
+        with contextlib.suppress(OSError):
+            if version == 2:
+                _set_idle(version, path, idle=False)
+            elif self.slow is not None:
+                _move_all(self.slow, path)
+
     def close(self) -> None:
         """Kill whatever is left in the run's cgroups, read their verdicts, remove them."""
         pids, memory, paths = self.dirs.get("pids"), self.dirs.get("memory"), self.paths
+        if self.slow is not None:  # killed with the rest (the run's pids group holds it all)
+            paths[self.slow] = 1
+            self.slow = None
         if pids is not None:
             # Read before the kill loop, which forbids forks and would count its own refusals.
             self.pids_limited = _pids_hit(pids[1])
@@ -346,6 +398,43 @@ def _make_parent(name: str, version: int, here: Path, kind: str) -> Path:
     return group
 
 
+def _slow_parent(here: Path) -> Path:
+    """``<our cgroup>/toolsmith-<pid>-slow`` (v1 cpu), idle, created on first use."""
+    key = ("cpu", "slow")
+    with _parents_lock:
+        if key not in _parents:
+            top = here / f"toolsmith-{os.getpid()}-slow"
+            if _ensure(top):
+                atexit.register(_remove_parent, top)
+            _set_idle(1, top, idle=True)
+            _parents[key] = top
+        return _parents[key]
+
+
+def _set_idle(version: int, path: Path, *, idle: bool) -> None:
+    """Make a CPU group idle (it runs only when nothing else wants the CPU) or normal again.
+
+    Kernels before 5.15 have no ``cpu.idle``: the least weight there is comes closest.
+    """
+    if (path / "cpu.idle").exists():
+        (path / "cpu.idle").write_text("1" if idle else "0")
+    elif version == 2:
+        (path / "cpu.weight").write_text("1" if idle else "100")
+    else:
+        (path / "cpu.shares").write_text("2" if idle else "1024")
+
+
+def _move_all(source: Path, target: Path) -> None:
+    """Move every process of ``source`` into ``target`` (v1: one controller's groups)."""
+    for _ in range(3):  # a process forking meanwhile leaves its child behind: look again
+        pids = _procs(source)
+        if not pids:
+            return
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                (target / "cgroup.procs").write_text(str(pid))
+
+
 def _ensure(path: Path) -> bool:
     """Make ``path``; True when this call made it."""
     try:
@@ -375,7 +464,7 @@ def _configure_parent(name: str, version: int, path: Path, *, shares: int, quota
 
 
 def _remove_parent(top: Path) -> None:
-    for kind in RUN_KINDS:
+    for kind in RUN_KINDS if top.name.endswith("-runs") else ():
         with contextlib.suppress(OSError):
             (top / kind).rmdir()
     with contextlib.suppress(OSError):

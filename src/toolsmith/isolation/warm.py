@@ -30,6 +30,7 @@ import socket
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -233,7 +234,11 @@ class WarmWorker:
         call.args = -1
         out, err = _CappedBuffer(limits.output_bytes), _CappedBuffer(limits.output_bytes)
         result = bytearray()
-        report = _pump(call, self.sock, out, err, result, deadline)
+        slow_at = time.monotonic() + limits.yield_after_s
+        try:
+            report = _pump(call, self.sock, out, err, result, deadline, slow=(slow_at, self.cgroup.yield_cpu))
+        finally:
+            self.cgroup.resume_cpu()  # the worker's next call starts at full priority
         if report is None:
             if result:  # it wrote its answer and closed its pipes: the exit report can wait
                 self._owed += 1
@@ -339,11 +344,13 @@ def _pump(
     err: _CappedBuffer,
     result: bytearray,
     deadline: float,
+    slow: tuple[float, Callable[[], None]] | None = None,
 ) -> dict[str, Any] | None:
     """Read the call's pipes to their end; the worker's exit report if it came first, else None.
 
     The report means the child is gone; whatever it left behind that still holds a pipe
-    is killed by the worker right after, so reading stops after a short grace.
+    is killed by the worker right after, so reading stops after a short grace. ``slow``
+    is when the call has run long, and what to do then (once).
     """
     sinks: dict[int, Any] = {call.out: out, call.err: err, call.result: result}
     selector = selectors.DefaultSelector()
@@ -359,7 +366,11 @@ def _pump(
                 if report is None:
                     raise WorkerGone("the worker did not report the call's end in time")
                 break
-            for key, _ in selector.select(timeout=min(deadline, grace or deadline) - now):
+            if slow is not None and now >= slow[0]:
+                slow[1]()
+                slow = None
+            wake = min(deadline, grace or deadline, slow[0] if slow is not None else deadline)
+            for key, _ in selector.select(timeout=wake - now):
                 if key.fileobj is sock:
                     report = _report(sock)
                     selector.unregister(sock)
