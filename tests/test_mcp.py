@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -37,6 +38,7 @@ from mcp.client.streamable_http import streamable_http_client
 from library_backends import postgres_schema
 from toolsmith.config import Settings
 from toolsmith.gate.core import Gate
+from toolsmith.isolation import bwrap, cgroups
 from toolsmith.library import Provenance, Status, ToolLibrary, ToolSpec
 from toolsmith.mcp.server import LibraryTools, ListChangeWatcher
 from toolsmith.sandbox import Sandbox
@@ -198,6 +200,7 @@ class HttpTarget:
     url: str
     token: str
     log: list[str]
+    proc: subprocess.Popen[str]
 
 
 @contextmanager
@@ -230,7 +233,7 @@ def http_server(env: dict[str, str], *extra: str) -> Iterator[HttpTarget]:
         assert match, "".join(lines)
         printed = re.search(r"Authorization: Bearer (\S+?)'", "".join(lines))
         token = printed.group(1) if printed else env.get("TOOLSMITH_MCP_TOKEN", "")
-        yield HttpTarget(match.group(1), token, lines)
+        yield HttpTarget(match.group(1), token, lines, proc)
         assert proc.poll() is None, "server died:\n" + "".join(lines)
     finally:
         proc.terminate()
@@ -388,6 +391,26 @@ def test_streamable_http_on_loopback(home: Path, mode: str) -> None:
 
         anyio.run(main)
     assert changes.count >= 2
+
+
+@pytest.mark.slow
+def test_a_stopped_http_server_stops_its_workers_and_removes_their_cgroups(home: Path) -> None:
+    """SIGTERM (a service manager's stop) still runs the server's cleanup, and the usual status comes back."""
+    cpu = cgroups.support()["cpu"]  # the server is our child, in the same groups
+    if not cpu.usable or not bwrap.probe()[0]:
+        pytest.skip("needs bwrap and a usable cpu cgroup (warm workers in their own groups)")
+    assert cpu.parent is not None
+    with http_server(server_env(home)) as target:
+
+        async def main() -> None:
+            async with connected(target, "legacy", Changes()) as client:
+                assert payload(await client.call_tool("divide", {"a": 1, "b": 4}))["result"] == {"quotient": 0.25}
+
+        anyio.run(main)
+        runs = cpu.parent / f"toolsmith-{target.proc.pid}-runs"
+        assert list((runs / "warm").iterdir()), "the warm worker has a group of its own"
+    assert target.proc.returncode == 128 + signal.SIGTERM
+    assert not runs.exists()
 
 
 def test_watcher_notifies_only_when_the_served_set_changes(home: Path) -> None:

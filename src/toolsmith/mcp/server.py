@@ -24,6 +24,7 @@ loop (:mod:`toolsmith.mcp.stdio`). Over HTTP every response is one JSON body.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import logging
@@ -49,6 +50,7 @@ from toolsmith import __version__
 from toolsmith.calls import FailureKind
 from toolsmith.config import Settings
 from toolsmith.errors import ConfigError, LibraryError, SandboxUnavailableError, ToolNotFoundError
+from toolsmith.interrupts import sigterm_after_cleanup
 from toolsmith.library import Status, ToolLibrary, ToolVersion
 from toolsmith.mcp.auth import HttpAuth, StaticTokenVerifier, auth_settings, resolve_auth
 from toolsmith.mcp.delivery import ABANDONED, CANCELLED, DeliveryWatch, SessionEndRace, receipt_of
@@ -439,21 +441,24 @@ def serve(settings: Settings, options: ServeOptions, *, solver: TaskSolver | Non
     release_large_blocks()  # a server runs for weeks: large results must not keep their memory
     library = ToolLibrary.open(settings)
     sandbox = Sandbox(settings)
-    try:
-        sandbox.prepare()  # the not-isolated warning, if any, before the server's own lines
-        tools = LibraryTools(settings, library, sandbox)
-        watcher = ListChangeWatcher(tools, interval_s=options.poll_interval_s, always=options.transport == "stdio")
-        server = build_server(tools, watcher, solver)
-        if options.transport == "http":
-            auth = resolve_auth(settings.mcp_token, options.host, disabled=options.no_auth)
-            sock = bind_socket(options.host, options.port)
-            anyio.run(_serve_http, server, watcher, sock, options.host, auth, backend_options=_loop_options())
-        else:
-            log.info("serving %d tools from %s over stdio", len(tools.active()), library.display)
-            anyio.run(_serve_stdio, server, watcher, backend_options=_loop_options())
-    finally:
-        sandbox.close()
-        library.close()
+    # Over HTTP, uvicorn stops on SIGTERM (what service managers send); the finally must
+    # still run: warm workers stopped, their cgroups removed, the library closed.
+    with sigterm_after_cleanup() if options.transport == "http" else contextlib.nullcontext():
+        try:
+            sandbox.prepare()  # the not-isolated warning, if any, before the server's own lines
+            tools = LibraryTools(settings, library, sandbox)
+            watcher = ListChangeWatcher(tools, interval_s=options.poll_interval_s, always=options.transport == "stdio")
+            server = build_server(tools, watcher, solver)
+            if options.transport == "http":
+                auth = resolve_auth(settings.mcp_token, options.host, disabled=options.no_auth)
+                sock = bind_socket(options.host, options.port)
+                anyio.run(_serve_http, server, watcher, sock, options.host, auth, backend_options=_loop_options())
+            else:
+                log.info("serving %d tools from %s over stdio", len(tools.active()), library.display)
+                anyio.run(_serve_stdio, server, watcher, backend_options=_loop_options())
+        finally:
+            sandbox.close()
+            library.close()
 
 
 async def _serve_stdio(server: LibraryServer, watcher: ListChangeWatcher) -> None:
