@@ -315,35 +315,39 @@ class RunCgroup:
         groups in one tree, so there the run's own group turns idle: it yields to the other
         runs only. Best effort: where the kernel refuses, the run goes on as it was.
         """
-        cpu = self.dirs.get("cpu")
-        if cpu is None or self.cpu_home is None or self.yielded:
-            return
-        version, path = cpu
-        self.yielded = True
-        with contextlib.suppress(OSError):
-            if version == 2:
-                _set_idle(version, path, idle=True)
-                return
-            if self.slow is None:
-                slow = _slow_parent(self.cpu_home) / path.name
-                _ensure(slow)
-                self.slow = slow
-                (slow / "cpu.cfs_period_us").write_text(str(CPU_PERIOD_US))
-                (slow / "cpu.cfs_quota_us").write_text((path / "cpu.cfs_quota_us").read_text())
-            _move_all(path, self.slow)
+        self._idle(True)
 
     def resume_cpu(self) -> None:
         """Undo :meth:`yield_cpu` for a warm worker whose long call ended: its next call starts afresh."""
+        self._idle(False)
+
+    def _idle(self, idle: bool) -> None:
         cpu = self.dirs.get("cpu")
-        if cpu is None or not self.yielded:
+        if cpu is None or self.cpu_home is None or self.yielded == idle:
             return
         version, path = cpu
-        self.yielded = False
+        self.yielded = idle
         with contextlib.suppress(OSError):
             if version == 2:
-                _set_idle(version, path, idle=False)
+                _set_idle(version, path, idle=idle)
+            elif idle:
+                _move_all(path, self._slow_group(self.cpu_home, path))
             elif self.slow is not None:
                 _move_all(self.slow, path)
+
+    def _slow_group(self, home: Path, path: Path) -> Path:
+        """The run's CPU group under the idle one (v1), with the run's quota, made on first use."""
+        if self.slow is None:
+            slow = _slow_parent(home) / path.name
+            _ensure(slow)
+            try:
+                (slow / "cpu.cfs_period_us").write_text(str(CPU_PERIOD_US))
+                (slow / "cpu.cfs_quota_us").write_text((path / "cpu.cfs_quota_us").read_text())
+            except OSError:  # without the run's quota it is no place for the run
+                _remove(slow)
+                raise
+            self.slow = slow
+        return self.slow
 
     def close(self) -> None:
         """Kill whatever is left in the run's cgroups, read their verdicts, remove them."""
