@@ -2,10 +2,11 @@
 
 Python 3.11 wraps an exception raised in ``__set_name__`` (which runs while a class is
 made, so during imports) in a ``RuntimeError``; a Ctrl-C that lands there arrives as
-that ``RuntimeError``, with the ``KeyboardInterrupt`` as its cause. Imports nothing, so the
-console script's entry can use it before anything heavy loads. The walk along the chain
-(:func:`caused_by`) serves other causes too (a refused connection behind a client error).
-:func:`sigterm_after_cleanup` lets a server that stops itself on SIGTERM clean up first.
+that ``RuntimeError``, with the ``KeyboardInterrupt`` as its cause. Imports only a few
+standard modules, so the console script's entry can use it before anything heavy loads.
+The walk along the chain (:func:`caused_by`) serves other causes too (a refused connection
+behind a client error). :func:`sigterm_after_cleanup` lets a server that stops itself on
+SIGTERM clean up first.
 """
 
 from __future__ import annotations
