@@ -58,7 +58,7 @@ def test_one_map_from_errors_to_exit_codes(error: BaseException, code: int) -> N
 
 def test_exit_codes_are_distinct() -> None:
     codes = [common.EXIT_OK, common.EXIT_FAILED, common.EXIT_CONFIG, common.EXIT_PACKAGES]
-    codes += [common.EXIT_CRASH, common.EXIT_INTERRUPTED]
+    codes += [common.EXIT_CRASH, common.EXIT_INTERRUPTED, common.EXIT_STOPPED]
     assert len(set(codes)) == len(codes) == len(common.EXIT_CODES)
 
 

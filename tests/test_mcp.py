@@ -36,6 +36,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from library_backends import postgres_schema
+from toolsmith.cli import common
 from toolsmith.config import Settings
 from toolsmith.gate.core import Gate
 from toolsmith.isolation import bwrap, cgroups
@@ -409,7 +410,7 @@ def test_a_stopped_http_server_stops_its_workers_and_removes_their_cgroups(home:
         anyio.run(main)
         runs = cpu.parent / f"toolsmith-{target.proc.pid}-runs"
         assert list((runs / "warm").iterdir()), "the warm worker has a group of its own"
-    assert target.proc.returncode == 128 + signal.SIGTERM
+    assert target.proc.returncode == common.EXIT_STOPPED == 128 + signal.SIGTERM
     assert not runs.exists()
 
 

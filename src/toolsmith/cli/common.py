@@ -44,6 +44,7 @@ EXIT_CONFIG = 2
 EXIT_PACKAGES = 3
 EXIT_CRASH = 70  # sysexits' EX_SOFTWARE: an internal error
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl-C
+EXIT_STOPPED = 143  # 128 + SIGTERM: a server stopped the way service managers stop it
 
 EXIT_CODES: dict[int, str] = {
     EXIT_OK: "done: every task answered (demo: reuse held; sandbox run: the program exited 0)",
@@ -54,6 +55,7 @@ EXIT_CODES: dict[int, str] = {
     EXIT_PACKAGES: "sandbox run: a --pip package was refused or its install failed",
     EXIT_CRASH: "a bug in toolsmith: the message says where its traceback was written",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C); the run record so far is written",
+    EXIT_STOPPED: "mcp over HTTP: stopped by SIGTERM, after stopping its warm workers and closing the library",
 }
 
 JsonOption = typer.Option(False, "--json", help="Print machine-readable JSON on stdout.")
