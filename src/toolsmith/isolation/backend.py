@@ -12,6 +12,7 @@ killed process tree can.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import selectors
 import signal
@@ -129,7 +130,7 @@ def supervise(
     """
     out, err = _CappedBuffer(limits.output_bytes), _CappedBuffer(limits.output_bytes)
     try:
-        slow = (started + limits.yield_after_s, cgroup.yield_cpu) if cgroup is not None else None
+        slow = Alarm(started + limits.yield_after_s, cgroup.yield_cpu) if cgroup is not None else None
         timed_out = _pump(proc, out, err, deadline=started + limits.timeout_s, slow=slow)
         if timed_out:
             kill_group(proc)
@@ -157,6 +158,26 @@ def supervise(
     )
 
 
+@dataclass
+class Alarm:
+    """Something a run's supervisor does once, when the run has gone on until ``at``.
+
+    Both supervisors (the cold :func:`supervise` and the warm call's pipe loop) check it
+    in the loop they already run, so it costs no thread and no extra wake-up.
+    """
+
+    at: float
+    action: Callable[[], None]
+    fired: bool = False
+
+    def check(self, now: float) -> float:
+        """Act if ``at`` has passed; the instant the caller must wake by next (inf once done)."""
+        if not self.fired and now >= self.at:
+            self.fired = True
+            self.action()
+        return math.inf if self.fired else self.at
+
+
 def reached(pids_hit: bool, oom_killed: bool) -> tuple[Limit, ...]:
     """The limits a run's cgroup events show it reached: the pids cap refused a fork, the OOM killer ran."""
     return (*((Limit.PROCESSES,) if pids_hit else ()), *((Limit.MEMORY,) if oom_killed else ()))
@@ -168,13 +189,13 @@ def _pump(
     err: _CappedBuffer,
     *,
     deadline: float,
-    slow: tuple[float, Callable[[], None]] | None = None,
+    slow: Alarm | None = None,
 ) -> bool:
     """Read both pipes until EOF; return True if the deadline passed first.
 
     When the child exits but something it left behind keeps a pipe open, reading stops
-    after a short grace period instead of waiting for the deadline. ``slow`` is when the
-    run has gone on long, and what to do then (once).
+    after a short grace period instead of waiting for the deadline. ``slow`` goes off once
+    the run has gone on long.
     """
     assert proc.stdout is not None and proc.stderr is not None
     selector = selectors.DefaultSelector()
@@ -190,10 +211,8 @@ def _pump(
                 grace_until = now + _EXIT_GRACE_S
             if grace_until is not None and now >= grace_until:
                 break
-            if slow is not None and now >= slow[0]:
-                slow[1]()
-                slow = None
-            wait = min(deadline, grace_until or deadline, slow[0] if slow is not None else deadline) - now
+            wake = slow.check(now) if slow is not None else math.inf
+            wait = min(deadline, grace_until or deadline, wake) - now
             for key, _ in selector.select(timeout=min(wait, 0.1)):
                 chunk = os.read(key.fd, 65536)
                 if chunk:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import select
 import selectors
@@ -30,14 +31,13 @@ import socket
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
 from toolsmith.isolation import seccomp
-from toolsmith.isolation.backend import Job, _CappedBuffer, classify, reached
+from toolsmith.isolation.backend import Alarm, Job, _CappedBuffer, classify, reached
 from toolsmith.isolation.bwrap import INIT_PID, BwrapBackend, spawn
 from toolsmith.isolation.cgroups import Events
 from toolsmith.isolation.harness import MAX_RESULT_BYTES, TOOL_FILE, decode_result, no_result, too_large
@@ -234,9 +234,9 @@ class WarmWorker:
         call.args = -1
         out, err = _CappedBuffer(limits.output_bytes), _CappedBuffer(limits.output_bytes)
         result = bytearray()
-        slow_at = time.monotonic() + limits.yield_after_s
+        slow = Alarm(time.monotonic() + limits.yield_after_s, self.cgroup.yield_cpu)
         try:
-            report = _pump(call, self.sock, out, err, result, deadline, slow=(slow_at, self.cgroup.yield_cpu))
+            report = _pump(call, self.sock, out, err, result, deadline, slow)
         finally:
             self.cgroup.resume_cpu()  # the worker's next call starts at full priority
         if report is None:
@@ -344,13 +344,13 @@ def _pump(
     err: _CappedBuffer,
     result: bytearray,
     deadline: float,
-    slow: tuple[float, Callable[[], None]] | None = None,
+    slow: Alarm | None = None,
 ) -> dict[str, Any] | None:
     """Read the call's pipes to their end; the worker's exit report if it came first, else None.
 
     The report means the child is gone; whatever it left behind that still holds a pipe
     is killed by the worker right after, so reading stops after a short grace. ``slow``
-    is when the call has run long, and what to do then (once).
+    goes off once the call has run long.
     """
     sinks: dict[int, Any] = {call.out: out, call.err: err, call.result: result}
     selector = selectors.DefaultSelector()
@@ -366,10 +366,7 @@ def _pump(
                 if report is None:
                     raise WorkerGone("the worker did not report the call's end in time")
                 break
-            if slow is not None and now >= slow[0]:
-                slow[1]()
-                slow = None
-            wake = min(deadline, grace or deadline, slow[0] if slow is not None else deadline)
+            wake = min(deadline, grace or deadline, slow.check(now) if slow is not None else math.inf)
             for key, _ in selector.select(timeout=wake - now):
                 if key.fileobj is sock:
                     report = _report(sock)
