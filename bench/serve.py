@@ -31,6 +31,8 @@ latencies count from the moment every client of a run is connected until the las
 call returns. Connecting is not a call, and neither is listing the tools: a host lists
 them when it connects, and the SDK client lists them to check its first result of a tool,
 which would otherwise put a tools/list inside each client's first timed call.
+The clients share this process, so its own garbage collector's pauses are kept out of
+the timings (``quiet_collector``); the server's are not.
 
     python bench/serve.py [--clients 8] [--calls 50] [--large 40] [--mode auto|legacy] [--no-quarantine]
                           [--faults NAME ...] [--per-tool N] [--rounds N]
@@ -39,6 +41,7 @@ which would otherwise put a tools/list inside each client's first timed call.
 from __future__ import annotations
 
 import argparse
+import gc
 import math
 import os
 import re
@@ -271,8 +274,20 @@ class Start:
     async def ready(self) -> None:
         self.waiting -= 1
         if self.waiting <= 0:
+            quiet_collector()
             self.go.set()
         await self.go.wait()
+
+
+def quiet_collector() -> None:
+    """Keep this process's collector pauses out of the timings (undone by ``gc.unfreeze`` after the run).
+
+    The clients share this one process, and its heap holds every earlier run's clients and
+    results: one full collection here (up to about 100 ms on two cores) stalls every client
+    at once, which clients on their own hosts would not do. The server's pauses still count.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 async def good_client(
@@ -338,6 +353,7 @@ async def load(
             "clients": time.process_time() - own_cpu,
         }
         busy, stolen, total = (b - a for a, b in zip(machine, machine_ticks(), strict=True))
+        gc.unfreeze()
         done.set()
     # The workers' figure holds only while the same workers lived throughout: a worker that
     # stopped meanwhile takes its CPU time with it.

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import platform
 import subprocess
 import sys
 import textwrap
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -70,3 +72,72 @@ def test_serving_fixes_the_threshold_before_opening_the_library(
     with pytest.raises(RuntimeError, match="stop here"):
         mcp_server.serve(Settings(home=tmp_path), ServeOptions(transport="stdio"))
     assert order == ["release", "open"]
+
+
+# Start-up objects, then settle_heap(): how many a full collection still walks, and
+# whether a cycle made afterwards is still collected.
+SETTLED = textwrap.dedent(
+    """
+    import gc, weakref
+    from toolsmith.mcp.memory import settle_heap
+
+    start_up = [[i] for i in range(50_000)]
+    before = len(gc.get_objects())
+    frozen = settle_heap()
+    after = len(gc.get_objects())
+
+    class Node:
+        pass
+
+    node = Node()
+    node.me = node
+    alive = weakref.ref(node)
+    del node
+    gc.collect()
+    print(before, frozen, after, alive() is None)
+    """
+)
+
+
+def test_settling_the_heap_keeps_start_up_objects_out_of_later_collections() -> None:
+    out = subprocess.run([sys.executable, "-c", SETTLED], capture_output=True, text=True, check=True)
+    before, frozen, after, collected = out.stdout.split()
+    assert int(before) > 50_000
+    assert int(frozen) > 50_000
+    assert int(after) < 1_000  # a full collection walks what was made since, not the start-up heap
+    assert collected == "True"  # later garbage is still collected
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+def test_serving_settles_the_heap_once_set_up_and_before_the_first_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, transport: str
+) -> None:
+    import uvicorn
+
+    order: list[str] = []
+
+    async def serving(*args: object, **kwargs: object) -> None:
+        order.append("serve")
+
+    def settle() -> int:
+        order.append("settle")
+        return 0
+
+    monkeypatch.setattr(mcp_server, "settle_heap", settle)
+    monkeypatch.setattr(uvicorn.Server, "serve", serving)
+    monkeypatch.setattr(mcp_server.LibraryServer, "run", serving)
+    monkeypatch.setattr(mcp_server, "pipe_stdio", _no_pipes)
+    monkeypatch.setattr(mcp_server, "stdio_server", _no_streams)
+    options = ServeOptions(transport=transport, port=0, no_auth=True)
+    mcp_server.serve(Settings(home=tmp_path), options)
+    assert order == ["settle", "serve"]
+
+
+@contextlib.asynccontextmanager
+async def _no_pipes() -> AsyncIterator[tuple[None, None]]:
+    yield None, None
+
+
+@contextlib.asynccontextmanager
+async def _no_streams(stdin: object, stdout: object) -> AsyncIterator[tuple[None, None]]:
+    yield None, None

@@ -6,12 +6,19 @@ the next ones come from the heap, where a freed block stays mapped while anythin
 sits above it. A server that answered eight 7.5 MB results at once then held about 60 MiB
 for good (83 MiB idle, 142 after the load, in ``bench/serve.py``). A fixed threshold keeps
 large blocks on mmap, and the same load ends at 85 MiB.
+
+The cycle collector is the other half. A server's start-up objects (modules, schemas, the
+app) live as long as it does, yet each full collection walks them all again: about 90 ms on
+a two-core machine, with the event loop, and so every call in flight, stopped meanwhile.
+Once serving is set up they are taken out of the collector for good (``gc.freeze``); the
+bench's full collections under load fell from 89 ms to 2 ms.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import gc
 import logging
 
 log = logging.getLogger(__name__)
@@ -38,3 +45,14 @@ def release_large_blocks(threshold: int = LARGE_BLOCK_BYTES) -> bool:
     if not done:
         log.debug("mallopt(M_MMAP_THRESHOLD, %d) was refused", threshold)
     return done
+
+
+def settle_heap() -> int:
+    """Collect once, then keep every object still alive out of later collections.
+
+    Called when the server is set up and before it serves. What is made after it (sessions,
+    calls, their garbage) is collected as before. Returns how many objects were set aside.
+    """
+    gc.collect()
+    gc.freeze()
+    return gc.get_freeze_count()

@@ -54,7 +54,7 @@ from toolsmith.interrupts import sigterm_after_cleanup
 from toolsmith.library import Status, ToolLibrary, ToolVersion
 from toolsmith.mcp.auth import HttpAuth, StaticTokenVerifier, auth_settings, resolve_auth
 from toolsmith.mcp.delivery import ABANDONED, CANCELLED, DeliveryWatch, SessionEndRace, receipt_of
-from toolsmith.mcp.memory import release_large_blocks
+from toolsmith.mcp.memory import release_large_blocks, settle_heap
 from toolsmith.mcp.results import refusal, tool_result
 from toolsmith.mcp.solve import SOLVE_TASK, TaskSolver, solve, solve_task_tool
 from toolsmith.mcp.stdio import pipe_stdio
@@ -467,6 +467,7 @@ async def _serve_stdio(server: LibraryServer, watcher: ListChangeWatcher) -> Non
         stdio_server(stdin, stdout) as (read_stream, write_stream),
         anyio.create_task_group() as group,
     ):
+        settle_heap()
         group.start_soon(watcher.run)
         await server.run(read_stream, write_stream, server.create_initialization_options())
         group.cancel_scope.cancel()
@@ -503,6 +504,8 @@ async def _serve_http(
         )
     elif auth.token is None:
         log.warning("--no-auth: any local process can run your library's tools through %s", url)
+    config.load()  # uvicorn's protocol classes and the app's middleware: start-up objects too
+    settle_heap()
     async with anyio.create_task_group() as group:
         group.start_soon(watcher.run)
         await uvicorn.Server(config).serve(sockets=[sock])
