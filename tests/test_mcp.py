@@ -11,6 +11,7 @@ deadline, never a fixed sleep) for the list-changed notification.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -412,6 +413,55 @@ def test_a_stopped_http_server_stops_its_workers_and_removes_their_cgroups(home:
         assert [p for p in (runs / "warm").iterdir() if p.is_dir()], "the warm worker has a group of its own"
     assert target.proc.returncode == common.EXIT_STOPPED == 128 + signal.SIGTERM
     assert not runs.exists()
+
+
+@pytest.mark.slow
+def test_a_stopped_stdio_server_stops_its_workers_and_removes_their_cgroups(home: Path) -> None:
+    """Over stdio too, SIGTERM (what a host sends when stdin's close is not enough) runs the cleanup."""
+    cpu = cgroups.support()["cpu"]
+    if not cpu.usable or not bwrap.probe()[0]:
+        pytest.skip("needs bwrap and a usable cpu cgroup (warm workers in their own groups)")
+    assert cpu.parent is not None
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolsmith", "mcp"],
+        env=server_env(home),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        assert "result" in _rpc(proc, 1, "initialize", hello)
+        _send(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        called = _rpc(proc, 2, "tools/call", {"name": "divide", "arguments": {"a": 1, "b": 4}})
+        assert called["result"]["structuredContent"]["result"] == {"quotient": 0.25}
+        runs = cpu.parent / f"toolsmith-{proc.pid}-runs"
+        assert [p for p in (runs / "warm").iterdir() if p.is_dir()], "the warm worker has a group of its own"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == common.EXIT_STOPPED
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert not runs.exists()
+
+
+def _send(proc: subprocess.Popen[str], message: dict[str, Any]) -> None:
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps(message) + "\n")
+    proc.stdin.flush()
+
+
+def _rpc(proc: subprocess.Popen[str], ident: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """One request over the server's stdio, and its response (notifications before it are skipped)."""
+    _send(proc, {"jsonrpc": "2.0", "id": ident, "method": method, "params": params})
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        message: dict[str, Any] = json.loads(line)
+        if message.get("id") == ident:
+            return message
+    raise AssertionError(f"the server closed stdout before answering {method}")
 
 
 def test_watcher_notifies_only_when_the_served_set_changes(home: Path) -> None:

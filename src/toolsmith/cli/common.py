@@ -55,7 +55,7 @@ EXIT_CODES: dict[int, str] = {
     EXIT_PACKAGES: "sandbox run: a --pip package was refused or its install failed",
     EXIT_CRASH: "a bug in toolsmith: the message says where its traceback was written",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C); the run record so far is written",
-    EXIT_STOPPED: "mcp over HTTP: stopped by SIGTERM, after stopping its warm workers and closing the library",
+    EXIT_STOPPED: "mcp: stopped by SIGTERM, after stopping its warm workers and closing the library",
 }
 
 JsonOption = typer.Option(False, "--json", help="Print machine-readable JSON on stdout.")

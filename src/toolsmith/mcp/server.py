@@ -28,8 +28,10 @@ import contextlib
 import functools
 import importlib.util
 import logging
+import signal
 import socket
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -434,13 +436,17 @@ def _actor(ctx: Context) -> str:
 
 
 def serve(settings: Settings, options: ServeOptions, *, solver: TaskSolver | None = None) -> None:
-    """Serve the library until the client goes away (stdio) or the process is stopped (HTTP)."""
+    """Serve the library until the client goes away (stdio) or the process is stopped.
+
+    A SIGTERM stops it after the cleanup below, with status 143 (over stdio when its ends are pipes).
+    """
     if options.transport not in ("stdio", "http"):
         raise ConfigError(f"Unknown transport {options.transport!r}: use stdio or http.", setting="--transport")
     configure_logging()
     release_large_blocks()  # a server runs for weeks: large results must not keep their memory
     library = ToolLibrary.open(settings)
     sandbox = Sandbox(settings)
+    stopped: int | None = None
     # Over HTTP, uvicorn stops on SIGTERM (what service managers send); the finally must
     # still run: warm workers stopped, their cgroups removed, the library closed.
     with sigterm_after_cleanup() if options.transport == "http" else contextlib.nullcontext():
@@ -455,22 +461,46 @@ def serve(settings: Settings, options: ServeOptions, *, solver: TaskSolver | Non
                 anyio.run(_serve_http, server, watcher, sock, options.host, auth, backend_options=_loop_options())
             else:
                 log.info("serving %d tools from %s over stdio", len(tools.active()), library.display)
-                anyio.run(_serve_stdio, server, watcher, backend_options=_loop_options())
+                stopped = anyio.run(_serve_stdio, server, watcher, backend_options=_loop_options())
         finally:
             sandbox.close()
             library.close()
+    if stopped is not None:
+        raise SystemExit(128 + stopped)  # the status a death by that signal reports
 
 
-async def _serve_stdio(server: LibraryServer, watcher: ListChangeWatcher) -> None:
-    async with (
-        pipe_stdio() as (stdin, stdout),
-        stdio_server(stdin, stdout) as (read_stream, write_stream),
-        anyio.create_task_group() as group,
-    ):
-        settle_heap()
-        group.start_soon(watcher.run)
-        await server.run(read_stream, write_stream, server.create_initialization_options())
-        group.cancel_scope.cancel()
+async def _serve_stdio(server: LibraryServer, watcher: ListChangeWatcher) -> int | None:
+    """Serve until the client closes stdin (None) or a SIGTERM arrives (the signal's number)."""
+    stop: list[int] = []
+    # The outer scope holds the SDK's stdin reader too. That reader can be cancelled only
+    # on our own pipes: the SDK's own reads stdin in a thread (a terminal, a socket), which
+    # a cancel would wait for until the next line, so there SIGTERM ends the process at once.
+    async with pipe_stdio() as (stdin, stdout), anyio.create_task_group() as outer:
+        if stdin is not None and threading.current_thread() is threading.main_thread():
+            outer.start_soon(_cancel_on_sigterm, outer.cancel_scope, stop)
+        async with (
+            stdio_server(stdin, stdout) as (read_stream, write_stream),
+            anyio.create_task_group() as group,
+        ):
+            settle_heap()
+            group.start_soon(watcher.run)
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+            group.cancel_scope.cancel()
+        outer.cancel_scope.cancel()
+    return stop[0] if stop else None
+
+
+async def _cancel_on_sigterm(scope: anyio.CancelScope, stop: list[int]) -> None:
+    """Over stdio nothing else acts on SIGTERM: cancel the server, so that its cleanup runs.
+
+    A second SIGTERM during the cleanup finds the default handler again and ends the
+    process at once.
+    """
+    with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+        async for signum in signals:
+            stop.append(signum)
+            scope.cancel()
+            return
 
 
 async def _serve_http(
