@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from toolsmith.isolation import ToolCallResult
+from toolsmith.isolation import Priority, ToolCallResult
 from toolsmith.packages.requirement import Requirement
 
 
@@ -16,6 +16,7 @@ class RunnerCall:
     args: dict[str, Any]
     requirements: tuple[Requirement, ...]
     warm: bool = False
+    priority: Priority = Priority.NORMAL
 
 
 class ScriptedRunner:
@@ -39,6 +40,7 @@ class ScriptedRunner:
         network: bool | None = None,
         timeout_s: float | None = None,
         warm: bool = False,
+        priority: Priority = Priority.NORMAL,
     ) -> ToolCallResult:
-        self.calls.append(RunnerCall(code, args, tuple(requirements), warm))
+        self.calls.append(RunnerCall(code, args, tuple(requirements), warm, priority))
         return self.results.pop(0)

@@ -1,4 +1,4 @@
-"""A failing tool runs one call at a time on the server; the others are refused at once (issue #22 §4)."""
+"""A failing tool runs one call at a time on the server, on idle CPU; the others are refused at once (issue #22 §4)."""
 
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ pytest.importorskip("mcp")
 import mcp.types as types
 
 from toolsmith.config import Settings
-from toolsmith.isolation import FailureKind, ToolCallResult
+from toolsmith.isolation import FailureKind, Limits, Priority, ToolCallResult
 from toolsmith.library import Provenance, ToolLibrary, ToolSpec
 from toolsmith.mcp.server import LibraryTools
 from toolsmith.packages.requirement import Requirement
 from toolsmith.sandbox import Sandbox
-from toolsmith.service.admission import Admission
+from toolsmith.service.admission import Admission, cpu_priority
 
 SPEC = ToolSpec(
     name="flaky",
@@ -40,6 +40,7 @@ class HeldRunner:
         self.finish = threading.Event()
         self.ok = False
         self.calls = 0
+        self.priorities: list[Priority] = []
 
     def call_tool(
         self,
@@ -50,8 +51,10 @@ class HeldRunner:
         network: bool | None = None,
         timeout_s: float | None = None,
         warm: bool = False,
+        priority: Priority = Priority.NORMAL,
     ) -> ToolCallResult:
         self.calls += 1
+        self.priorities.append(priority)
         self.started.set()
         assert self.finish.wait(30)
         if self.ok:
@@ -122,6 +125,7 @@ def test_the_server_refuses_a_second_call_of_a_failing_tool_without_running_it(
     data = message(refused)
     assert data["error_type"] == "busy" and "this call was refused instead of queued" in data["error"]
     assert runner.calls == 1  # the refused call never ran
+    assert runner.priorities == [Priority.IDLE]  # the one that ran had only idle CPU
     stats = library.get("flaky").stats
     assert (stats.calls, stats.consecutive_failures) == (2, 2)  # the one that ran counts; the refusal does not
     assert results and message(results[0])["error_type"] == "exception"
@@ -130,3 +134,13 @@ def test_the_server_refuses_a_second_call_of_a_failing_tool_without_running_it(
     runner.ok = True
     assert tools.call("flaky", {"x": 3}, actor="mcp:a").is_error is False
     assert library.get("flaky").stats.consecutive_failures == 0
+    assert tools.call("flaky", {"x": 4}, actor="mcp:a").is_error is False
+    assert runner.priorities == [Priority.IDLE, Priority.IDLE, Priority.NORMAL]  # healthy: full priority
+
+
+def test_a_failing_tool_gets_idle_cpu_and_a_healthy_one_full(library: ToolLibrary) -> None:
+    assert cpu_priority(library.get("flaky")) is Priority.NORMAL
+    fail_once(library)
+    assert cpu_priority(library.get("flaky")) is Priority.IDLE
+    assert Limits().at(Priority.IDLE).yield_after_s == 0  # it yields the CPU from its start
+    assert Limits().at(Priority.NORMAL) == Limits()

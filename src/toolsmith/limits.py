@@ -9,9 +9,17 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
+from enum import Enum
 from typing import Any
 
 _FLOATS = ("timeout_s", "cpus", "yield_after_s")
+
+
+class Priority(Enum):
+    """How a run shares the CPU with the server and the other runs."""
+
+    NORMAL = "normal"  # full priority for ``yield_after_s``, then only idle CPU
+    IDLE = "idle"  # only idle CPU from its start: a tool that is failing (toolsmith.service.admission)
 
 
 @dataclass(frozen=True)
@@ -46,6 +54,10 @@ class Limits:
 
     def with_timeout(self, timeout_s: float | None) -> Limits:
         return self if timeout_s is None else replace(self, timeout_s=float(timeout_s))
+
+    def at(self, priority: Priority) -> Limits:
+        """These limits for a run of ``priority``: an idle one yields the CPU from its start."""
+        return replace(self, yield_after_s=0.0) if priority is Priority.IDLE else self
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, object]) -> Limits:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from toolsmith.calls import JSONObject, JSONValue
 from toolsmith.errors import PackageError
-from toolsmith.isolation import ExecResult, FailureKind, Isolation, ToolCallResult, describe
+from toolsmith.isolation import ExecResult, FailureKind, Isolation, Priority, ToolCallResult, describe
 from toolsmith.isolation.backend import Backend
 from toolsmith.isolation.warm import env_stamp
 from toolsmith.packages.env import PackageEnv, SyncReport
@@ -44,6 +44,7 @@ class ToolRunner(Protocol):
         network: bool | None = None,
         timeout_s: float | None = None,
         warm: bool = False,
+        priority: Priority = Priority.NORMAL,
     ) -> ToolCallResult: ...
 
 
@@ -134,13 +135,15 @@ class Sandbox:
         network: bool | None = None,
         timeout_s: float | None = None,
         warm: bool = False,
+        priority: Priority = Priority.NORMAL,
     ) -> ToolCallResult:
         """Call ``run(**args)`` of a tool's code and decode what it returned.
 
         Missing ``requirements`` are synced into the environment first; a sync that is
         refused or fails comes back as a failed result with ``FailureKind.INSTALL``, a
         sandbox that cannot be built as one with ``FailureKind.SANDBOX``. ``warm`` asks
-        for a warm worker (see :meth:`toolsmith.isolation.Isolation.call_tool`).
+        for a warm worker and ``priority`` sets the run's share of the CPU (see
+        :meth:`toolsmith.isolation.Isolation.call_tool`).
         """
         self.backend  # noqa: B018 - choose the backend (and warn) before a slow sync
         synced: tuple[JSONObject, ...] = ()
@@ -151,7 +154,9 @@ class Sandbox:
                 return ToolCallResult(
                     ok=False, error=f"the tool's packages could not be installed: {exc}", error_type=FailureKind.INSTALL
                 )
-        outcome = self.isolation.call_tool(code, args, network=network, timeout_s=timeout_s, warm=warm)
+        outcome = self.isolation.call_tool(
+            code, args, network=network, timeout_s=timeout_s, warm=warm, priority=priority
+        )
         return replace(outcome, installed=synced) if synced else outcome
 
     def _sync_once(self, requirements: Sequence[Requirement]) -> tuple[JSONObject, ...]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 
 from toolsmith.config import Settings
 from toolsmith.isolation import bwrap, cgroups
-from toolsmith.limits import Limits
+from toolsmith.limits import Limits, Priority
 from toolsmith.sandbox import Sandbox
 
 
@@ -162,5 +163,56 @@ def test_a_long_warm_call_runs_on_idle_cpu_and_its_worker_comes_back(settings: S
         (worker,) = sandbox.isolation.warm.workers()
         _, path = worker.cgroup.dirs["cpu"]
         assert worker.proc.pid in procs(path) and not worker.cgroup.yielded
+    finally:
+        sandbox.close()
+
+
+def test_a_run_that_yields_before_it_starts_begins_in_the_idle_group() -> None:
+    ctl = cpu_controller()
+    if ctl.version != 1:
+        pytest.skip("on v2 the run's own group turns idle")
+    run = cgroups.RunCgroup.create(Limits().at(Priority.IDLE), kind="cold")
+    _, path = run.dirs["cpu"]
+    try:
+        run.yield_cpu()  # as launch does for an idle run, before the process exists
+        proc = subprocess.Popen(["sleep", "60"], preexec_fn=run.joiner())
+        assert run.slow is not None and procs(run.slow) == [proc.pid] and procs(path) == []
+    finally:
+        run.close()
+    assert proc.wait(10) == -9
+
+
+def test_an_idle_call_waits_for_idle_cpu_from_its_start(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Priority.IDLE (a failing tool's call on a server): in the idle group before its code runs.
+
+    A warm call's tool reads its own cgroup. A cold run sees only its cgroup namespace's
+    root, so there the test records where the launch sends the process (the test above
+    shows the kernel puts it there).
+    """
+    ctl = cpu_controller()
+    if ctl.version != 1 or not bwrap.probe()[0]:
+        pytest.skip("needs cgroup v1 cpu and bwrap")
+    joined: list[bool] = []
+    joiner = cgroups.RunCgroup.joiner
+
+    def recording(run: cgroups.RunCgroup) -> Callable[[], None]:
+        joined.append(run.yielded and run.slow is not None)
+        return joiner(run)
+
+    monkeypatch.setattr(cgroups.RunCgroup, "joiner", recording)
+    sandbox = Sandbox(replace(settings, warm_workers=1, warm_per_tool=1), backend=bwrap.BwrapBackend())
+    code = (
+        "def run() -> dict:\n    with open('/proc/self/cgroup') as f:\n"
+        "        return {'cpu': [line for line in f.read().splitlines() if ':cpu:' in line]}\n"
+    )
+    slow = f"toolsmith-{os.getpid()}-slow/"
+    try:
+        calls = [sandbox.call_tool(code, {}, warm=True, priority=p) for p in (Priority.NORMAL, Priority.IDLE)]
+        calls.append(sandbox.call_tool(code, {}, warm=True))
+        assert all(c.ok and c.exec is not None and c.exec.backend == "bwrap-warm" for c in calls), calls
+        assert [slow in c.value["cpu"][0] for c in calls] == [False, True, False]  # the worker came back
+        joined.clear()
+        cold = [sandbox.call_tool(code, {}, priority=p).ok for p in (Priority.NORMAL, Priority.IDLE)]
+        assert cold == [True, True] and joined == [False, True]
     finally:
         sandbox.close()

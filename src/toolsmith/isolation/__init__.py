@@ -8,7 +8,7 @@ inside this isolation, so :mod:`toolsmith.packages` sits above it, and
 from toolsmith.isolation.core import Environment, Isolation
 from toolsmith.isolation.result import Blame, ExecResult, FailureKind, ToolCallResult
 from toolsmith.isolation.selection import describe, select_backend
-from toolsmith.limits import Limits
+from toolsmith.limits import Limits, Priority
 
 __all__ = [
     "Blame",
@@ -17,6 +17,7 @@ __all__ = [
     "FailureKind",
     "Isolation",
     "Limits",
+    "Priority",
     "ToolCallResult",
     "describe",
     "select_backend",

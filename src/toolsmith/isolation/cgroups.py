@@ -282,8 +282,13 @@ class RunCgroup:
         return {path: version for version, path in self.dirs.values()}
 
     def joiner(self) -> Callable[[], None]:
-        """A pre-exec hook moving the calling (child) process into every cgroup of the run."""
-        targets = [str(path / "cgroup.procs") for path in self.paths]
+        """A pre-exec hook moving the calling (child) process into every cgroup of the run.
+
+        Into the idle CPU group when the run yielded before it started (v1).
+        """
+        cpu = self.dirs["cpu"][1] if "cpu" in self.dirs else None
+        paths = [self.slow if path == cpu and self.yielded and self.slow else path for path in self.paths]
+        targets = [str(path / "cgroup.procs") for path in paths]
 
         def join() -> None:
             pid = str(os.getpid()).encode()

@@ -33,6 +33,7 @@ from toolsmith.isolation.warm import (
     worker_job,
 )
 from toolsmith.isolation.warm_pool import WorkerPool
+from toolsmith.limits import Priority
 
 if TYPE_CHECKING:
     from toolsmith.config import Settings
@@ -96,6 +97,7 @@ class Isolation:
         network: bool | None = None,
         timeout_s: float | None = None,
         warm: bool = False,
+        priority: Priority = Priority.NORMAL,
     ) -> ToolCallResult:
         """Call ``run(**args)`` of a tool's code and decode what it returned.
 
@@ -103,15 +105,15 @@ class Isolation:
         ``FailureKind.SANDBOX``. ``warm`` serves the call from a warm worker
         (:mod:`toolsmith.isolation.warm_pool`) where the backend is bwrap and the pool has
         room, waiting a moment for a busy one of the same tool; otherwise, or when no worker
-        can be had, it runs cold.
+        can be had, it runs cold. ``priority``: see :class:`~toolsmith.limits.Priority`.
         """
         backend = self.backend
-        outcome = self._warm_call(code, args, network, timeout_s) if warm else None
+        outcome = self._warm_call(code, args, network, timeout_s, priority) if warm else None
         if outcome is not None:
             return outcome
         with _WorkDir() as workdir:
             prepare_call(workdir, code, args)
-            job = self._job(workdir, SCRIPT, network, timeout_s, outputs=OUTPUTS)
+            job = self._job(workdir, SCRIPT, network, timeout_s, outputs=OUTPUTS, priority=priority)
             try:
                 result = backend.execute(job)
             except SandboxError as exc:
@@ -140,7 +142,7 @@ class Isolation:
             self._warm.close()
 
     def _warm_call(
-        self, code: str, args: dict[str, Any], network: bool | None, timeout_s: float | None
+        self, code: str, args: dict[str, Any], network: bool | None, timeout_s: float | None, priority: Priority
     ) -> ToolCallResult | None:
         """The call in a warm worker, or None when it has to run cold."""
         backend = self.backend
@@ -154,7 +156,7 @@ class Isolation:
             spec = worker_job(workdir, job.python, job.env_prefix, job.limits, job.network)
             return WarmWorker.start(backend, spec, key, code, startup_s=job.limits.timeout_s)
 
-        limits = self.settings.limits.with_timeout(timeout_s)
+        limits = self.settings.limits.with_timeout(timeout_s).at(priority)
         try:
             with self.warm.checkout(key, start, patience_s=limits.timeout_s) as worker:
                 if worker is None:
@@ -171,6 +173,7 @@ class Isolation:
         timeout_s: float | None,
         *,
         outputs: tuple[str, ...] = (),
+        priority: Priority = Priority.NORMAL,
     ) -> Job:
         env = self.env if self.env is not None and self.env.exists() else None
         return Job(
@@ -178,7 +181,7 @@ class Isolation:
             script=script,
             python=env.python if env else base_python(),
             env_prefix=env.path if env else None,
-            limits=self.settings.limits.with_timeout(timeout_s),
+            limits=self.settings.limits.with_timeout(timeout_s).at(priority),
             network=self.settings.network if network is None else network,
             outputs=outputs,
         )

@@ -153,6 +153,8 @@ def launch(plan: LaunchPlan, *, stdin: Stream, stdout: Stream, stderr: Stream) -
     try:
         cgroup = RunCgroup.create(plan.limits, kind=plan.kind)
         try:
+            if plan.limits.yield_after_s <= 0:  # an idle run (Priority.IDLE) starts where it yields
+                cgroup.yield_cpu()
             rlimits = None
             if plan.rlimits:
                 rlimits = rlimit_preexec(

@@ -175,6 +175,8 @@ class WarmWorker:
         # Calls of a worker run one at a time, so what its cgroup counted meanwhile is this call's.
         before = self.cgroup.events()
         call = _CallPipes()
+        if limits.yield_after_s <= 0:  # an idle call (Priority.IDLE) starts there; _collect moves it back
+            self.cgroup.yield_cpu()
         try:
             message = json.dumps({"limits": _call_limits(limits)}).encode()
             socket.send_fds(self.sock, [message], call.theirs())

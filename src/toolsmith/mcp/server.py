@@ -62,7 +62,7 @@ from toolsmith.mcp.solve import SOLVE_TASK, TaskSolver, solve, solve_task_tool
 from toolsmith.mcp.stdio import pipe_stdio
 from toolsmith.sandbox import Sandbox
 from toolsmith.service import rollback, toolcall
-from toolsmith.service.admission import Admission
+from toolsmith.service.admission import Admission, cpu_priority
 from toolsmith.service.toolcall import StoredCall, call_stored_tool
 
 log = logging.getLogger("toolsmith.mcp")
@@ -172,6 +172,7 @@ class LibraryTools:
                     actor=actor,
                     quarantine_after=self.settings.quarantine_after,
                     warm=True,  # a stored tool is called again and again
+                    priority=cpu_priority(tool),
                     on_quarantine=rollback.hook(self.settings, library=self.library, runner=self.sandbox, actor=actor),
                 )
             except SandboxUnavailableError as exc:

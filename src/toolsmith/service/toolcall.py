@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from toolsmith.calls import Blame, FailureKind, JSONObject, JSONValue, Note, NoteKind, Outcome, preview
-from toolsmith.isolation import ToolCallResult
+from toolsmith.isolation import Priority, ToolCallResult
 from toolsmith.library import ToolLibrary, ToolVersion, UsageStats
 from toolsmith.library import testcases as tooltests
 from toolsmith.library.models import ToolSpec
@@ -43,16 +43,19 @@ def prepare_arguments(schema: Mapping[str, JSONValue], args: Mapping[str, JSONVa
     return coerced, argument_problems(schema, coerced, strict=True)
 
 
-def execute(runner: ToolRunner, spec: ToolSpec, args: JSONObject, *, warm: bool = False) -> ToolCallResult:
+def execute(
+    runner: ToolRunner, spec: ToolSpec, args: JSONObject, *, warm: bool = False, priority: Priority = Priority.NORMAL
+) -> ToolCallResult:
     """Run ``run(**args)`` of ``spec``'s code: the one place that decides how a tool is executed.
 
     ``warm`` asks for a warm worker (:mod:`toolsmith.isolation.warm`), which serves a
-    stored tool; a tool not stored yet (the gate's trial) runs cold.
+    stored tool; a tool not stored yet (the gate's trial) runs cold. ``priority`` is the
+    run's share of the CPU (:class:`~toolsmith.limits.Priority`).
     A sandbox that cannot be had at all (:class:`~toolsmith.errors.SandboxUnavailableError`)
     raises: the user must fix the machine or the setting, and each caller reports that
     its own way.
     """
-    return runner.call_tool(spec.code, args, requirements=spec.requirements, warm=warm)
+    return runner.call_tool(spec.code, args, requirements=spec.requirements, warm=warm, priority=priority)
 
 
 def require_value(result: ToolCallResult) -> ToolCallResult:
@@ -134,6 +137,7 @@ def call_stored_tool(
     require_data: bool = False,
     reason: str | None = None,
     warm: bool = False,
+    priority: Priority = Priority.NORMAL,
     on_quarantine: QuarantineHook | None = None,
 ) -> StoredCall:
     """Check the arguments, run the tool, record its health, and quarantine by policy.
@@ -144,8 +148,8 @@ def call_stored_tool(
     kept (see :func:`record`). ``require_data`` makes an empty value a failure, as in a
     test run, which is then itself the tool's test and quarantines at once by policy.
     ``reason`` replaces the audit reason of a quarantine. A failure that is the caller's or
-    the machine's leaves the health record alone, whatever the policy. ``warm``: see
-    :func:`execute`. ``on_quarantine`` runs after this call quarantined the version (a
+    the machine's leaves the health record alone, whatever the policy. ``warm`` and
+    ``priority``: see :func:`execute`. ``on_quarantine`` runs after this call quarantined the version (a
     rollback, say), and its answer is returned.
     """
     coerced, problems = prepare_arguments(tool.spec.parameters, args)
@@ -157,7 +161,7 @@ def call_stored_tool(
         )
         return StoredCall(tool=tool, run=refused, stats=tool.stats, latency_ms=0.0)
     started = time.monotonic()
-    outcome = execute(runner, tool.spec, coerced, warm=warm)
+    outcome = execute(runner, tool.spec, coerced, warm=warm, priority=priority)
     latency_ms = (time.monotonic() - started) * 1000
     if require_data:
         outcome = require_value(outcome)
