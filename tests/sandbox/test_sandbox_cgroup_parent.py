@@ -143,7 +143,7 @@ def test_a_run_that_goes_on_waits_for_idle_cpu_beside_the_runs_parent() -> None:
     assert not path.exists() and not (slow / path.name).exists()
 
 
-def test_a_long_warm_call_runs_on_idle_cpu_and_its_worker_comes_back(settings: Settings) -> None:
+def test_a_long_warm_call_runs_on_idle_cpu_and_its_worker_comes_back_for_the_next(settings: Settings) -> None:
     ctl = cpu_controller()
     if ctl.version != 1 or not bwrap.probe()[0]:
         pytest.skip("needs cgroup v1 cpu and bwrap")
@@ -162,6 +162,10 @@ def test_a_long_warm_call_runs_on_idle_cpu_and_its_worker_comes_back(settings: S
         assert f"toolsmith-{os.getpid()}-slow/" in long_call.value["cpu"][0]
         (worker,) = sandbox.isolation.warm.workers()
         _, path = worker.cgroup.dirs["cpu"]
+        # It resets on idle CPU too (what the call left dies there), and comes back for its next call.
+        assert worker.cgroup.slow is not None and worker.proc.pid in procs(worker.cgroup.slow)
+        next_call = sandbox.call_tool(code, {"wait": 0}, warm=True)
+        assert next_call.ok and "-slow/" not in next_call.value["cpu"][0]
         assert worker.proc.pid in procs(path) and not worker.cgroup.yielded
     finally:
         sandbox.close()

@@ -323,7 +323,7 @@ class RunCgroup:
         self._idle(True)
 
     def resume_cpu(self) -> None:
-        """Undo :meth:`yield_cpu` for a warm worker whose long call ended: its next call starts afresh."""
+        """Undo :meth:`yield_cpu` for a warm worker's next call, which starts afresh."""
         self._idle(False)
 
     def _idle(self, idle: bool) -> None:

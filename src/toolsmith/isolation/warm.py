@@ -175,8 +175,13 @@ class WarmWorker:
         # Calls of a worker run one at a time, so what its cgroup counted meanwhile is this call's.
         before = self.cgroup.events()
         call = _CallPipes()
-        if limits.yield_after_s <= 0:  # an idle call (Priority.IDLE) starts there; _collect moves it back
+        # A worker that yielded in its last call stayed idle while it reset (what that call
+        # left, a fork bomb's hundred processes say, dies on idle CPU); this call starts at
+        # its own priority.
+        if limits.yield_after_s <= 0:
             self.cgroup.yield_cpu()
+        else:
+            self.cgroup.resume_cpu()
         try:
             message = json.dumps({"limits": _call_limits(limits)}).encode()
             socket.send_fds(self.sock, [message], call.theirs())
@@ -237,10 +242,7 @@ class WarmWorker:
         out, err = _CappedBuffer(limits.output_bytes), _CappedBuffer(limits.output_bytes)
         result = bytearray()
         slow = Alarm(time.monotonic() + limits.yield_after_s, self.cgroup.yield_cpu)
-        try:
-            report = _pump(call, self.sock, out, err, result, deadline, slow)
-        finally:
-            self.cgroup.resume_cpu()  # the worker's next call starts at full priority
+        report = _pump(call, self.sock, out, err, result, deadline, slow)
         if report is None:
             if result:  # it wrote its answer and closed its pipes: the exit report can wait
                 self._owed += 1
