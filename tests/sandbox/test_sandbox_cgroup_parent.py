@@ -220,3 +220,38 @@ def test_an_idle_call_waits_for_idle_cpu_from_its_start(settings: Settings, monk
         assert cold == [True, True] and joined == [False, True]
     finally:
         sandbox.close()
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+def test_a_run_with_a_crowd_of_processes_yields_before_its_time(settings: Settings, warm: bool) -> None:
+    """A fork bomb's first call: many tasks move it to idle CPU long before sandbox.yield_after_s."""
+    ctl = cpu_controller()
+    if ctl.version != 1 or not bwrap.probe()[0] or not cgroups.support()["pids"].usable:
+        pytest.skip("needs cgroup v1 cpu, a pids cgroup and bwrap")
+    patient = replace(settings.limits, yield_after_s=600.0)
+    sandbox = Sandbox(replace(settings, warm_workers=1, warm_per_tool=1, limits=patient), backend=bwrap.BwrapBackend())
+    # The tool waits until it finds itself moved, up to five seconds (the supervisor looks
+    # every 20 ms). A move out of its cgroup namespace's root shows as a path above it.
+    code = (
+        "import threading, time\n\n"
+        "def moved() -> bool:\n"
+        "    with open('/proc/self/cgroup') as f:\n"
+        "        return any(':cpu:' in line and '-slow/' in line for line in f.read().splitlines())\n\n"
+        "def run(crowd: int) -> dict:\n"
+        "    threading.stack_size(256 * 1024)  # forty threads within the small memory limit\n"
+        "    stop = threading.Event()\n"
+        "    threads = [threading.Thread(target=stop.wait) for _ in range(crowd)]\n"
+        "    for t in threads:\n        t.start()\n"
+        "    for _ in range(500):\n"
+        "        if moved():\n            break\n"
+        "        time.sleep(0.01)\n"
+        "    stop.set()\n"
+        "    return {'moved': moved()}\n"
+    )
+    try:
+        few = sandbox.call_tool(code.replace("range(500)", "range(20)"), {"crowd": 4}, warm=warm, timeout_s=30)
+        crowded = sandbox.call_tool(code, {"crowd": 40}, warm=warm, timeout_s=30)
+        assert few.ok and crowded.ok, (few, crowded)
+        assert few.value == {"moved": False} and crowded.value == {"moved": True}
+    finally:
+        sandbox.close()

@@ -130,7 +130,7 @@ def supervise(
     """
     out, err = _CappedBuffer(limits.output_bytes), _CappedBuffer(limits.output_bytes)
     try:
-        slow = Alarm(started + limits.yield_after_s, cgroup.yield_cpu) if cgroup is not None else None
+        slow = yield_alarm(cgroup, started, limits) if cgroup is not None else None
         timed_out = _pump(proc, out, err, deadline=started + limits.timeout_s, slow=slow)
         if timed_out:
             kill_group(proc)
@@ -160,22 +160,47 @@ def supervise(
 
 @dataclass
 class Alarm:
-    """Something a run's supervisor does once, when the run has gone on until ``at``.
+    """Something a run's supervisor does once: when the run has gone on until ``at``, or
+    sooner when ``early`` says so, asked every :data:`LOOK_S` from ``look_at`` on.
 
     Both supervisors (the cold :func:`supervise` and the warm call's pipe loop) check it
-    in the loop they already run, so it costs no thread and no extra wake-up.
+    in the loop they already run, so it costs no thread; a quick call ends before the
+    first look.
     """
 
     at: float
     action: Callable[[], None]
+    early: Callable[[], bool] | None = None
+    look_at: float = math.inf
     fired: bool = False
 
     def check(self, now: float) -> float:
-        """Act if ``at`` has passed; the instant the caller must wake by next (inf once done)."""
-        if not self.fired and now >= self.at:
+        """Act if it is time; the instant the caller must wake by next (inf once done)."""
+        if not self.fired and (now >= self.at or self._early(now)):
             self.fired = True
             self.action()
-        return math.inf if self.fired else self.at
+        return math.inf if self.fired else min(self.at, self.look_at)
+
+    def _early(self, now: float) -> bool:
+        if self.early is None or now < self.look_at:
+            return False
+        self.look_at = now + LOOK_S
+        return self.early()
+
+
+LOOK_S = 0.02
+CROWD_TASKS = 24  # a run's processes and threads (its sandbox's own three or four included)
+
+
+def yield_alarm(cgroup: RunCgroup, started: float, limits: Limits) -> Alarm:
+    """When a run gives up full priority for idle CPU (:meth:`RunCgroup.yield_cpu`).
+
+    After ``sandbox.yield_after_s``; sooner once it has :data:`CROWD_TASKS` processes and
+    threads, which no quick call needs: a fork bomb's first call got a quarter of a
+    second of full priority to fork a hundred copies of itself, every other caller waiting.
+    """
+    crowded = None if "pids" not in cgroup.dirs else lambda: cgroup.tasks() >= CROWD_TASKS
+    return Alarm(started + limits.yield_after_s, cgroup.yield_cpu, crowded, started + LOOK_S)
 
 
 def reached(pids_hit: bool, oom_killed: bool) -> tuple[Limit, ...]:

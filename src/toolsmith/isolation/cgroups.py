@@ -310,6 +310,14 @@ class RunCgroup:
             oom_kills=_oom_kills(*memory) if memory else 0,
         )
 
+    def tasks(self) -> int:
+        """How many processes and threads the run has now (0 without a pids group)."""
+        pids = self.dirs.get("pids")
+        try:
+            return int((pids[1] / "pids.current").read_bytes()) if pids else 0
+        except (OSError, ValueError):
+            return 0
+
     def yield_cpu(self) -> None:
         """From now on the run gets only the CPU that quicker runs and the host leave idle.
 

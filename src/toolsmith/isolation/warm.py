@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from toolsmith.isolation import seccomp
-from toolsmith.isolation.backend import Alarm, Job, _CappedBuffer, classify, reached
+from toolsmith.isolation.backend import Alarm, Job, _CappedBuffer, classify, reached, yield_alarm
 from toolsmith.isolation.bwrap import INIT_PID, BwrapBackend, spawn
 from toolsmith.isolation.cgroups import Events
 from toolsmith.isolation.harness import MAX_RESULT_BYTES, TOOL_FILE, decode_result, no_result, too_large
@@ -241,7 +241,7 @@ class WarmWorker:
         call.args = -1
         out, err = _CappedBuffer(limits.output_bytes), _CappedBuffer(limits.output_bytes)
         result = bytearray()
-        slow = Alarm(time.monotonic() + limits.yield_after_s, self.cgroup.yield_cpu)
+        slow = yield_alarm(self.cgroup, time.monotonic(), limits)
         report = _pump(call, self.sock, out, err, result, deadline, slow)
         if report is None:
             if result:  # it wrote its answer and closed its pipes: the exit report can wait
