@@ -143,17 +143,25 @@ def test_a_run_that_goes_on_waits_for_idle_cpu_beside_the_runs_parent() -> None:
     assert not path.exists() and not (slow / path.name).exists()
 
 
-def test_a_long_warm_call_runs_on_idle_cpu_and_its_worker_comes_back_for_the_next(settings: Settings) -> None:
+def one_worker_sandbox(settings: Settings, *, pids: bool = False, **limits: float) -> Sandbox:
+    """A bwrap sandbox with one warm worker and these limits changed; skips where cgroup v1's cpu (and pids) is not there."""
     ctl = cpu_controller()
-    if ctl.version != 1 or not bwrap.probe()[0]:
-        pytest.skip("needs cgroup v1 cpu and bwrap")
-    quick = replace(settings.limits, yield_after_s=0.05)
-    sandbox = Sandbox(replace(settings, warm_workers=1, warm_per_tool=1, limits=quick), backend=bwrap.BwrapBackend())
-    code = (
-        "import time\n\ndef run(wait: float) -> dict:\n    time.sleep(wait)\n"
-        "    with open('/proc/self/cgroup') as f:\n"
-        "        return {'cpu': [line for line in f.read().splitlines() if ':cpu:' in line]}\n"
-    )
+    if ctl.version != 1 or not bwrap.probe()[0] or (pids and not cgroups.support()["pids"].usable):
+        pytest.skip("needs cgroup v1 cpu, bwrap" + (" and a pids cgroup" if pids else ""))
+    changed = replace(settings, warm_workers=1, warm_per_tool=1, limits=replace(settings.limits, **limits))
+    return Sandbox(changed, backend=bwrap.BwrapBackend())
+
+
+# A tool's CPU cgroup lines, as it sees them.
+CPU_GROUP = (
+    "    with open('/proc/self/cgroup') as f:\n"
+    "        return {'cpu': [line for line in f.read().splitlines() if ':cpu:' in line]}\n"
+)
+
+
+def test_a_long_warm_call_runs_on_idle_cpu_and_its_worker_comes_back_for_the_next(settings: Settings) -> None:
+    sandbox = one_worker_sandbox(settings, yield_after_s=0.05)
+    code = "import time\n\ndef run(wait: float) -> dict:\n    time.sleep(wait)\n" + CPU_GROUP
     try:
         quick_call = sandbox.call_tool(code, {"wait": 0}, warm=True)
         long_call = sandbox.call_tool(code, {"wait": 0.5}, warm=True)
@@ -193,9 +201,7 @@ def test_an_idle_call_waits_for_idle_cpu_from_its_start(settings: Settings, monk
     root, so there the test records where the launch sends the process (the test above
     shows the kernel puts it there).
     """
-    ctl = cpu_controller()
-    if ctl.version != 1 or not bwrap.probe()[0]:
-        pytest.skip("needs cgroup v1 cpu and bwrap")
+    sandbox = one_worker_sandbox(settings)
     joined: list[bool] = []
     joiner = cgroups.RunCgroup.joiner
 
@@ -204,11 +210,7 @@ def test_an_idle_call_waits_for_idle_cpu_from_its_start(settings: Settings, monk
         return joiner(run)
 
     monkeypatch.setattr(cgroups.RunCgroup, "joiner", recording)
-    sandbox = Sandbox(replace(settings, warm_workers=1, warm_per_tool=1), backend=bwrap.BwrapBackend())
-    code = (
-        "def run() -> dict:\n    with open('/proc/self/cgroup') as f:\n"
-        "        return {'cpu': [line for line in f.read().splitlines() if ':cpu:' in line]}\n"
-    )
+    code = "def run() -> dict:\n" + CPU_GROUP
     slow = f"toolsmith-{os.getpid()}-slow/"
     try:
         calls = [sandbox.call_tool(code, {}, warm=True, priority=p) for p in (Priority.NORMAL, Priority.IDLE)]
@@ -225,11 +227,7 @@ def test_an_idle_call_waits_for_idle_cpu_from_its_start(settings: Settings, monk
 @pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
 def test_a_run_with_a_crowd_of_processes_yields_before_its_time(settings: Settings, warm: bool) -> None:
     """A fork bomb's first call: many tasks move it to idle CPU long before sandbox.yield_after_s."""
-    ctl = cpu_controller()
-    if ctl.version != 1 or not bwrap.probe()[0] or not cgroups.support()["pids"].usable:
-        pytest.skip("needs cgroup v1 cpu, a pids cgroup and bwrap")
-    patient = replace(settings.limits, yield_after_s=600.0)
-    sandbox = Sandbox(replace(settings, warm_workers=1, warm_per_tool=1, limits=patient), backend=bwrap.BwrapBackend())
+    sandbox = one_worker_sandbox(settings, pids=True, yield_after_s=600.0)
     # The tool waits until it finds itself moved, up to five seconds (the supervisor looks
     # every 20 ms). A move out of its cgroup namespace's root shows as a path above it.
     code = (
