@@ -143,4 +143,5 @@ def test_a_failing_tool_gets_idle_cpu_and_a_healthy_one_full(library: ToolLibrar
     fail_once(library)
     assert cpu_priority(library.get("flaky")) is Priority.IDLE
     assert Limits().at(Priority.IDLE).yield_after_s == 0  # it yields the CPU from its start
+    assert Limits().at(Priority.IDLE).idle_from_start and not Limits().idle_from_start
     assert Limits().at(Priority.NORMAL) == Limits()

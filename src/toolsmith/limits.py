@@ -59,6 +59,11 @@ class Limits:
         """These limits for a run of ``priority``: an idle one yields the CPU from its start."""
         return replace(self, yield_after_s=0.0) if priority is Priority.IDLE else self
 
+    @property
+    def idle_from_start(self) -> bool:
+        """Whether the run yields the CPU before it starts (:meth:`at` ``Priority.IDLE``)."""
+        return self.yield_after_s <= 0
+
     @classmethod
     def from_mapping(cls, data: Mapping[str, object]) -> Limits:
         """Build limits from a config table, ignoring keys that are not limits."""

@@ -153,7 +153,7 @@ def launch(plan: LaunchPlan, *, stdin: Stream, stdout: Stream, stderr: Stream) -
     try:
         cgroup = RunCgroup.create(plan.limits, kind=plan.kind)
         try:
-            if plan.limits.yield_after_s <= 0:  # an idle run (Priority.IDLE) starts where it yields
+            if plan.limits.idle_from_start:  # it starts where it would yield to
                 cgroup.yield_cpu()
             rlimits = None
             if plan.rlimits:

@@ -178,7 +178,7 @@ class WarmWorker:
         # A worker that yielded in its last call stayed idle while it reset (what that call
         # left, a fork bomb's hundred processes say, dies on idle CPU); this call starts at
         # its own priority.
-        if limits.yield_after_s <= 0:
+        if limits.idle_from_start:
             self.cgroup.yield_cpu()
         else:
             self.cgroup.resume_cpu()
